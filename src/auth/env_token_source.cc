@@ -1,0 +1,74 @@
+#include "auth/env_token_source.h"
+
+#include <cstdlib>
+#include <utility>
+
+namespace slurmfleet::auth {
+namespace {
+
+constexpr std::string_view kWhitespace = " \t\r\n\v\f";
+constexpr std::string_view kScontrolPrefix = "SLURM_JWT=";
+
+std::string_view Trim(std::string_view text) {
+  size_t begin = text.find_first_not_of(kWhitespace);
+  if (begin == std::string_view::npos) return {};
+  size_t end = text.find_last_not_of(kWhitespace);
+  return text.substr(begin, end - begin + 1);
+}
+
+}  // namespace
+
+EnvTokenSource::Lookup EnvTokenSource::ProcessEnvironment() {
+  return [](std::string_view name) -> std::optional<std::string> {
+    const char* value = std::getenv(std::string(name).c_str());
+    if (value == nullptr) return std::nullopt;
+    return std::string(value);
+  };
+}
+
+EnvTokenSource::EnvTokenSource(std::string variable, const Lookup& lookup, const Clock& clock)
+    : variable_(std::move(variable)), clock_(clock) {
+  const std::optional<std::string> value = lookup(variable_);
+  std::string_view text = value ? Trim(*value) : std::string_view();
+  // `export SLURM_JWT=$(scontrol token)` leaves scontrol's "SLURM_JWT=" prefix in the value.
+  if (text.starts_with(kScontrolPrefix)) text = Trim(text.substr(kScontrolPrefix.size()));
+  if (text.empty()) {
+    claims_ = Fail(Code::kAuth, variable_ + (value ? " is empty" : " is not set") +
+                                    "; export a token (export $(scontrol token)) or configure "
+                                    "a token file or jwt key");
+    return;
+  }
+  jwt_ = Secret(std::string(text));
+  claims_ = DecodeClaims(text);
+  if (!claims_) {
+    claims_ =
+        Fail(Code::kAuth, variable_ + " does not hold a Slurm token (" + claims_.error().message +
+                              "); export a fresh one (scontrol token)");
+  }
+}
+
+Result<Token> EnvTokenSource::Get() {
+  if (!claims_) return std::unexpected(claims_.error());
+  {
+    std::lock_guard lock(mu_);
+    if (rejections_ >= 2) {
+      return Fail(Code::kAuth, "the token in " + variable_ +
+                                   " was rejected; export a fresh one (scontrol token)");
+    }
+  }
+  if (claims_->expires_at && *claims_->expires_at <= clock_.Now()) {
+    return Fail(Code::kAuth, "token in " + variable_ + " expired at " +
+                                 FormatUtc(*claims_->expires_at) +
+                                 "; export a fresh one (scontrol token)");
+  }
+  return Token{jwt_, claims_->user, claims_->expires_at};
+}
+
+void EnvTokenSource::Invalidate() {
+  std::lock_guard lock(mu_);
+  ++rejections_;
+}
+
+std::string EnvTokenSource::Describe() const { return "environment " + variable_; }
+
+}  // namespace slurmfleet::auth

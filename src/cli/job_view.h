@@ -1,0 +1,20 @@
+// How jobs look on the command line: one JSON object per job for --json, one line per job for
+// humans. Presentation only; the model is slurm::JobInfo.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "slurm/job.h"
+
+namespace slurmfleet::cli {
+
+nlohmann::json JobToJson(const slurm::JobInfo& job);
+// "ID  SLUID  STATE  REASON  USER  NAME  NODES" columns.
+std::string JobHeaderLine();
+std::string JobLine(const slurm::JobInfo& job);
+// A job that can no longer change: not pending/running/suspended and not completing.
+bool IsFinal(const slurm::JobState& state);
+
+}  // namespace slurmfleet::cli

@@ -1,0 +1,61 @@
+// A Client talks to one slurmrestd through one API dialect. Safe to call from any thread.
+// Never throws: HTTP, libcurl and JSON failures all come back as an Error whose `where` names the
+// request ("POST /slurm/v0.0.45/job/submit") and whose message carries Slurm's errors[]/warnings[].
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/error.h"
+#include "slurm/job.h"
+
+namespace slurmfleet::slurm {
+
+struct PingReport {
+  std::string api_version;                  // the dialect in use, e.g. "v0.0.45"
+  std::vector<std::string> offered_versions;  // what the server answered to, newest first
+  std::string slurm_release;                // "26.05.5"
+  std::string cluster;                      // "testbed"
+  std::string controller;                   // hostname of the responding slurmctld
+  bool responding = false;
+  int64_t latency_us = 0;
+};
+
+class Client {
+ public:
+  virtual ~Client() = default;
+
+  virtual std::string_view api_version() const = 0;
+
+  // kAuth when slurmctld rejects the token (ping answers 200 with responding=false then).
+  virtual Result<PingReport> Ping() = 0;
+
+  // Never retried here: after kUnknownOutcome, look the job up by its name or comment tag first.
+  // A 200 without job_id (Slurm's answer to a wrongly typed field) is kRejected with the warnings.
+  virtual Result<SubmitReceipt> Submit(const JobRequest& request) = 0;
+  // A heterogeneous job: one component per request, script taken from the first; returns the
+  // leader's id.
+  virtual Result<SubmitReceipt> SubmitHet(const std::vector<JobRequest>& components) = 0;
+
+  // Every component of the job (one for a plain job). kNotFound for an unknown id or SLUID.
+  virtual Result<std::vector<JobInfo>> GetJob(const JobRef& job) = 0;
+
+  // Every job, in one HTTP request, if anything changed since `since`; `changed` false otherwise.
+  // Pass the previous snapshot's last_update back as `since` (nullopt: everything).
+  virtual Result<JobsSnapshot> JobsChangedSince(std::optional<Seconds> since) = 0;
+
+  // The states of the given jobs, in one HTTP request. Unknown ids are simply absent.
+  virtual Result<std::vector<JobStateEntry>> JobStates(const std::vector<uint32_t>& ids) = 0;
+
+  // Jobs whose name starts with `prefix` (all jobs for an empty prefix).
+  virtual Result<std::vector<JobInfo>> ListJobs(std::string_view name_prefix) = 0;
+
+  // Sends `signal` ("KILL", "TERM", ...; empty = cancel). Refuses with kRejected, before sending
+  // anything, when the job belongs to another user than the token's (a plain user's cancel of
+  // another user's job hangs slurmctld 26.05.5). A job that already ended is success. kNotFound
+  // for an unknown job.
+  virtual Status Cancel(const JobRef& job, std::string_view signal = {}) = 0;
+};
+
+}  // namespace slurmfleet::slurm

@@ -1,0 +1,117 @@
+#include "slurm/curl_transport.h"
+
+#include <curl/curl.h>
+
+namespace slurmfleet::slurm {
+namespace {
+
+std::once_flag curl_init_once;
+
+size_t AppendBody(char* data, size_t size, size_t n, void* out) {
+  static_cast<std::string*>(out)->append(data, size * n);
+  return size * n;
+}
+
+// Errors that prove the request never left this host.
+bool NeverSent(CURLcode rc) {
+  return rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
+         rc == CURLE_COULDNT_RESOLVE_PROXY || rc == CURLE_SSL_CONNECT_ERROR ||
+         rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<CurlTransport>> CurlTransport::Create(TransportOptions options) {
+  const std::string& url = options.base_url;
+  if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) {
+    return Fail(Code::kInvalidInput,
+                "'" + url + "' is not an http:// or https:// URL; use e.g. http://slurmrestd:6820",
+                "slurm url");
+  }
+  while (!options.base_url.empty() && options.base_url.back() == '/') options.base_url.pop_back();
+  std::call_once(curl_init_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  return std::unique_ptr<CurlTransport>(new CurlTransport(std::move(options)));
+}
+
+CurlTransport::CurlTransport(TransportOptions options) : options_(std::move(options)) {}
+
+CurlTransport::~CurlTransport() {
+  for (void* h : idle_) curl_easy_cleanup(static_cast<CURL*>(h));
+}
+
+void* CurlTransport::Acquire() {
+  {
+    std::lock_guard lock(mu_);
+    if (!idle_.empty()) {
+      void* h = idle_.back();
+      idle_.pop_back();
+      return h;
+    }
+  }
+  return curl_easy_init();
+}
+
+void CurlTransport::Release(void* handle) {
+  std::lock_guard lock(mu_);
+  idle_.push_back(handle);
+}
+
+Result<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
+  const std::string where = request.method + " " + request.path;
+  CURL* curl = static_cast<CURL*>(Acquire());
+  if (!curl) return Fail(Code::kInternal, "libcurl could not create a handle", where);
+  curl_easy_reset(curl);  // keeps the handle's live connections and caches
+
+  const std::string url = options_.base_url + request.path;
+  HttpResponse response;
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.total_timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, options_.verify_tls ? 1L : 0L);
+  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, options_.verify_tls ? 2L : 0L);
+  if (!options_.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, options_.ca_file.c_str());
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, AppendBody);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
+  curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+  if (!request.body.empty() || request.method == "POST") {
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.c_str());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(request.body.size()));
+  }
+
+  curl_slist* headers = nullptr;
+  headers = curl_slist_append(headers, "Accept: application/json");
+  if (!request.body.empty()) headers = curl_slist_append(headers, "Content-Type: application/json");
+  std::string auth;
+  if (!request.token.empty()) {
+    auth = "X-SLURM-USER-TOKEN: " + request.token.Reveal();
+    headers = curl_slist_append(headers, auth.c_str());
+  }
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+
+  CURLcode rc = curl_easy_perform(curl);
+  curl_slist_free_all(headers);
+  // the header string held the token: clear it before the memory is reused
+  std::fill(auth.begin(), auth.end(), '\0');
+
+  if (rc != CURLE_OK) {
+    Release(curl);
+    std::string what = curl_easy_strerror(rc);
+    if (NeverSent(rc)) {
+      return Fail(Code::kUnavailable,
+                  "cannot reach slurmrestd at " + options_.base_url + ": " + what +
+                      "; check the URL and that slurmrestd runs",
+                  where);
+    }
+    return Fail(Code::kUnknownOutcome,
+                "no complete answer from slurmrestd at " + options_.base_url + ": " + what, where);
+  }
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
+  char* ct = nullptr;
+  curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &ct);
+  if (ct) response.content_type = ct;
+  Release(curl);
+  return response;
+}
+
+}  // namespace slurmfleet::slurm

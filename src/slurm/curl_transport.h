@@ -1,0 +1,40 @@
+// CurlTransport: Transport on libcurl. Keeps a pool of easy handles so that concurrent callers
+// each get their own handle and every handle keeps its connections alive (connection reuse).
+// Thread-safe. TLS peer and host verification are on unless `verify_tls` is false.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "slurm/transport.h"
+
+namespace slurmfleet::slurm {
+
+struct TransportOptions {
+  std::string base_url;  // "http://127.0.0.1:6820" (no trailing slash needed)
+  std::chrono::milliseconds connect_timeout{5000};
+  std::chrono::milliseconds total_timeout{30000};
+  bool verify_tls = true;
+  std::string ca_file;  // PEM bundle for a site CA; empty: the system's
+};
+
+class CurlTransport final : public Transport {
+ public:
+  // kInvalidInput when the base URL is not http(s)://host[:port][/prefix].
+  static Result<std::unique_ptr<CurlTransport>> Create(TransportOptions options);
+  ~CurlTransport() override;
+
+  Result<HttpResponse> Send(const HttpRequest& request) override;
+
+ private:
+  explicit CurlTransport(TransportOptions options);
+  void* Acquire();
+  void Release(void* handle);
+
+  TransportOptions options_;
+  std::mutex mu_;
+  std::vector<void*> idle_;  // CURL* handles, guarded by mu_
+};
+
+}  // namespace slurmfleet::slurm

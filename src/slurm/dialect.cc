@@ -1,0 +1,244 @@
+#include "slurm/dialect.h"
+
+#include <algorithm>
+#include <array>
+#include <type_traits>
+
+#include "slurm/json_fields.h"
+
+namespace slurmfleet::slurm {
+namespace {
+
+// Encoding is the same in every version we speak (the job_desc fields we set did not change
+// between v0.0.42 and v0.0.45); what differs is what job_info carries back.
+constexpr std::array<Dialect, 4> kDialects{{
+    {"v0.0.45", /*has_sluid=*/true, /*has_stdout_expanded=*/true, /*deprecated=*/false},
+    {"v0.0.44", true, true, false},
+    {"v0.0.43", false, true, false},
+    {"v0.0.42", false, false, true},
+}};
+
+nlohmann::json NoValNumber(uint64_t n) { return {{"set", true}, {"number", n}}; }
+
+}  // namespace
+
+std::string Dialect::Path(std::string_view path) const {
+  std::string out = "/slurm/";
+  out += version;
+  out += path;
+  return out;
+}
+
+std::span<const Dialect> AllDialects() { return kDialects; }
+
+const Dialect* FindDialect(std::string_view version) {
+  for (const Dialect& d : kDialects) {
+    if (d.version == version) return &d;
+  }
+  return nullptr;
+}
+
+std::string SupportedVersions() {
+  std::string out;
+  for (auto it = kDialects.rbegin(); it != kDialects.rend(); ++it) {
+    if (!out.empty()) out += ", ";
+    out += it->version;
+  }
+  return out;
+}
+
+nlohmann::json EncodeJobDesc(const Dialect&, const JobRequest& r, bool redact_secrets) {
+  nlohmann::json j = r.extra_fields.is_object() ? r.extra_fields : nlohmann::json::object();
+  auto put_string = [&j](const char* key, const std::string& value) {
+    if (!value.empty()) j[key] = value;
+  };
+  put_string("script", r.script);
+  put_string("name", r.name);
+  put_string("comment", r.comment);
+  put_string("partition", r.partition);
+  put_string("account", r.account);
+  put_string("qos", r.qos);
+  put_string("tres_per_job", r.tres_per_job);
+  put_string("constraints", r.constraints);
+  put_string("current_working_directory", r.current_working_directory);
+  put_string("standard_output", r.standard_output);
+  put_string("standard_error", r.standard_error);
+  if (r.cpus_per_task) j["cpus_per_task"] = *r.cpus_per_task;
+  if (r.tasks) j["tasks"] = *r.tasks;
+  if (r.minimum_nodes) j["minimum_nodes"] = *r.minimum_nodes;
+  if (r.maximum_nodes) j["maximum_nodes"] = *r.maximum_nodes;
+  if (r.memory_per_node_mb) j["memory_per_node"] = NoValNumber(*r.memory_per_node_mb);
+  if (r.time_limit_minutes) j["time_limit"] = NoValNumber(*r.time_limit_minutes);
+  if (!r.required_nodes.empty()) j["required_nodes"] = r.required_nodes;
+  nlohmann::json env = nlohmann::json::array();
+  for (const EnvVar& v : r.environment) {
+    env.push_back(v.name + "=" + (v.secret && redact_secrets ? std::string("***") : v.value));
+  }
+  j["environment"] = std::move(env);
+  j["requeue"] = r.requeue;
+  j["hold"] = r.hold;
+  return j;
+}
+
+nlohmann::json EncodeSubmit(const Dialect& dialect, std::span<const JobRequest> components,
+                            bool redact_secrets) {
+  if (components.size() == 1) {
+    return {{"job", EncodeJobDesc(dialect, components[0], redact_secrets)}};
+  }
+  nlohmann::json jobs = nlohmann::json::array();
+  for (const JobRequest& c : components) {
+    nlohmann::json desc = EncodeJobDesc(dialect, c, redact_secrets);
+    desc.erase("script");  // a het job has one script, at the top level
+    jobs.push_back(std::move(desc));
+  }
+  return {{"script", components.empty() ? "" : components[0].script}, {"jobs", std::move(jobs)}};
+}
+
+Result<JobRequest> JobRequestFromJobDesc(const nlohmann::json& desc, const std::string& where) {
+  if (!desc.is_object()) return Fail(Code::kInvalidInput, "a job description must be a JSON object", where);
+  JobRequest r;
+  nlohmann::json rest = desc;
+  std::optional<Error> error;
+  auto path = [&where](const std::string& key) { return where.empty() ? key : where + "." + key; };
+  auto take = [&](const char* key) -> std::optional<nlohmann::json> {
+    auto it = rest.find(key);
+    if (it == rest.end()) return std::nullopt;
+    nlohmann::json v = std::move(*it);
+    rest.erase(it);
+    return v;
+  };
+  auto bad = [&](const char* key, const std::string& expected) {
+    if (!error) error = Error{Code::kInvalidInput, "must be " + expected, path(key)};
+  };
+  auto str = [&](const char* key, std::string& out) {
+    if (auto v = take(key)) {
+      if (v->is_string()) out = v->get<std::string>(); else bad(key, "a string");
+    }
+  };
+  auto int32 = [&](const char* key, std::optional<int32_t>& out) {
+    if (auto v = take(key)) {
+      if (v->is_number_integer()) out = v->get<int32_t>(); else bad(key, "an integer");
+    }
+  };
+  auto noval = [&](const char* key, auto& out) {
+    if (auto v = take(key)) {
+      nlohmann::json holder = {{key, *v}};
+      JsonFields f(holder, where);
+      auto n = f.OptionalNoValUInt64(key);
+      if (!f.ok() || (!n && !v->is_object())) {
+        bad(key, "a number or {\"set\": true, \"number\": N}");
+      } else if (n) {
+        out = static_cast<std::remove_cvref_t<decltype(*out)>>(*n);
+      }
+    }
+  };
+  auto boolean = [&](const char* key, bool& out) {
+    if (auto v = take(key)) {
+      if (v->is_boolean()) out = v->get<bool>(); else bad(key, "true or false");
+    }
+  };
+  str("script", r.script);
+  str("name", r.name);
+  str("comment", r.comment);
+  str("partition", r.partition);
+  str("account", r.account);
+  str("qos", r.qos);
+  str("tres_per_job", r.tres_per_job);
+  str("constraints", r.constraints);
+  str("current_working_directory", r.current_working_directory);
+  str("standard_output", r.standard_output);
+  str("standard_error", r.standard_error);
+  int32("cpus_per_task", r.cpus_per_task);
+  int32("tasks", r.tasks);
+  int32("minimum_nodes", r.minimum_nodes);
+  int32("maximum_nodes", r.maximum_nodes);
+  noval("memory_per_node", r.memory_per_node_mb);
+  noval("time_limit", r.time_limit_minutes);
+  boolean("requeue", r.requeue);
+  boolean("hold", r.hold);
+  if (auto v = take("required_nodes")) {
+    if (v->is_string()) {
+      std::string csv = v->get<std::string>();
+      for (size_t start = 0; start <= csv.size();) {
+        size_t comma = csv.find(',', start);
+        if (comma == std::string::npos) comma = csv.size();
+        if (comma > start) r.required_nodes.push_back(csv.substr(start, comma - start));
+        start = comma + 1;
+      }
+    } else if (v->is_array() && std::all_of(v->begin(), v->end(), [](const auto& x) { return x.is_string(); })) {
+      r.required_nodes = v->get<std::vector<std::string>>();
+    } else {
+      bad("required_nodes", "a list of node names");
+    }
+  }
+  if (auto v = take("environment")) {
+    bool ok = v->is_array();
+    if (ok) {
+      for (const nlohmann::json& item : *v) {
+        std::string kv = item.is_string() ? item.get<std::string>() : "";
+        size_t eq = kv.find('=');
+        if (eq == std::string::npos || eq == 0) {
+          ok = false;
+          break;
+        }
+        r.environment.push_back({kv.substr(0, eq), kv.substr(eq + 1), false});
+      }
+    }
+    if (!ok) bad("environment", "a list of \"NAME=value\" strings");
+  }
+  if (error) return std::unexpected(*error);
+  r.extra_fields = std::move(rest);
+  return r;
+}
+
+Result<JobInfo> DecodeJobInfo(const Dialect& dialect, const nlohmann::json& e) {
+  if (!e.is_object()) return Fail(Code::kInternal, "job entry is not an object", "jobs[]");
+  JsonFields f(e, "jobs[]");
+  JobInfo info;
+  info.job_id = f.UInt32("job_id");
+  info.name = f.String("name");
+  info.user_name = f.String("user_name");
+  info.account = f.String("account");
+  info.partition = f.String("partition");
+  info.comment = f.String("comment");
+  info.state = ParseJobState(f.StringArray("job_state"));
+  info.state_reason = f.String("state_reason");
+  info.state_description = f.String("state_description");
+  info.nodes = f.String("nodes");
+  if (const nlohmann::json* ec = f.Object("exit_code")) {
+    JsonFields x(*ec, f.PathOf("exit_code"));
+    info.exit_code.status = x.StringArray("status");
+    info.exit_code.return_code = x.OptionalNoValInt32("return_code");
+    if (const nlohmann::json* sig = x.Object("signal")) {
+      JsonFields s(*sig, x.PathOf("signal"));
+      info.exit_code.signal = s.OptionalNoValInt32("id");
+      info.exit_code.signal_name = s.String("name");
+    }
+  }
+  auto time_of = [&f](const char* key) -> std::optional<Seconds> {
+    std::optional<uint64_t> n = f.OptionalNoValUInt64(key);
+    if (!n || *n == 0) return std::nullopt;
+    return Seconds(std::chrono::seconds(static_cast<int64_t>(*n)));
+  };
+  info.submit_time = time_of("submit_time");
+  info.start_time = time_of("start_time");
+  info.end_time = time_of("end_time");
+  if (auto t = f.OptionalNoValUInt64("time_limit")) info.time_limit_minutes = static_cast<uint32_t>(*t);
+  info.current_working_directory = f.String("current_working_directory");
+  info.standard_output = dialect.has_stdout_expanded && !f.String("stdout_expanded").empty()
+                             ? f.String("stdout_expanded")
+                             : f.String("standard_output");
+  if (auto h = f.OptionalNoValUInt64("het_job_id"); h && *h != 0) {
+    info.het_job_id = static_cast<uint32_t>(*h);
+    if (auto o = f.OptionalNoValUInt64("het_job_offset")) info.het_job_offset = static_cast<uint32_t>(*o);
+  }
+  if (dialect.has_sluid) {
+    if (const nlohmann::json* step = f.Object("step_id")) {
+      info.sluid = JsonFields(*step, f.PathOf("step_id")).String("sluid");
+    }
+  }
+  if (!f.ok()) return std::unexpected(f.error());
+  return info;
+}
+
+}  // namespace slurmfleet::slurm

@@ -1,0 +1,95 @@
+#include "slurm/job.h"
+
+#include <array>
+#include <utility>
+
+namespace slurmfleet::slurm {
+namespace {
+
+constexpr std::array<std::pair<std::string_view, BaseState>, 12> kBaseStates{{
+    {"PENDING", BaseState::kPending},
+    {"RUNNING", BaseState::kRunning},
+    {"SUSPENDED", BaseState::kSuspended},
+    {"COMPLETED", BaseState::kCompleted},
+    {"CANCELLED", BaseState::kCancelled},
+    {"FAILED", BaseState::kFailed},
+    {"TIMEOUT", BaseState::kTimeout},
+    {"NODE_FAIL", BaseState::kNodeFail},
+    {"PREEMPTED", BaseState::kPreempted},
+    {"BOOT_FAIL", BaseState::kBootFail},
+    {"DEADLINE", BaseState::kDeadline},
+    {"OUT_OF_MEMORY", BaseState::kOutOfMemory},
+}};
+
+constexpr std::array<std::pair<std::string_view, JobFlag>, 16> kFlags{{
+    {"LAUNCH_FAILED", kFlagLaunchFailed},
+    {"REQUEUED", kFlagRequeued},
+    {"REQUEUE_HOLD", kFlagRequeueHold},
+    {"SPECIAL_EXIT", kFlagSpecialExit},
+    {"RESIZING", kFlagResizing},
+    {"CONFIGURING", kFlagConfiguring},
+    {"COMPLETING", kFlagCompleting},
+    {"STOPPED", kFlagStopped},
+    {"RECONFIG_FAIL", kFlagReconfigFail},
+    {"POWER_UP_NODE", kFlagPowerUpNode},
+    {"REVOKED", kFlagRevoked},
+    {"REQUEUE_FED", kFlagRequeueFed},
+    {"RESV_DEL_HOLD", kFlagResvDelHold},
+    {"SIGNALING", kFlagSignaling},
+    {"STAGE_OUT", kFlagStageOut},
+    {"EXPEDITING", kFlagExpediting},
+}};
+
+}  // namespace
+
+JobState ParseJobState(const std::vector<std::string>& names) {
+  JobState state;
+  state.raw = names;
+  for (const std::string& name : names) {
+    bool known = false;
+    for (const auto& [text, base] : kBaseStates) {
+      if (name == text) {
+        state.base = base;
+        known = true;
+        break;
+      }
+    }
+    if (known) continue;
+    for (const auto& [text, flag] : kFlags) {
+      if (name == text) {
+        state.flags |= flag;
+        break;
+      }
+    }
+  }
+  return state;
+}
+
+std::string_view BaseStateName(BaseState state) {
+  for (const auto& [text, base] : kBaseStates) {
+    if (base == state) return text;
+  }
+  return "UNKNOWN";
+}
+
+std::string JobStateString(const JobState& state) {
+  if (state.base == BaseState::kUnknown && !state.raw.empty()) {
+    std::string out;
+    for (const std::string& name : state.raw) out += (out.empty() ? "" : "+") + name;
+    return out;
+  }
+  std::string out(BaseStateName(state.base));
+  for (const auto& [text, flag] : kFlags) {
+    if (state.Has(flag)) out += "+" + std::string(text);
+  }
+  return out;
+}
+
+std::string JobRef::PathSegment(bool sluid_capable) const {
+  if (sluid_capable && !sluid.empty()) return sluid;
+  return std::to_string(id);
+}
+
+std::string JobRef::ToString() const { return sluid.empty() ? std::to_string(id) : sluid; }
+
+}  // namespace slurmfleet::slurm

@@ -1,0 +1,347 @@
+#include "slurm/rest_client.h"
+
+#include <algorithm>
+#include <random>
+#include <thread>
+
+#include "slurm/json_fields.h"
+#include "slurm/response_errors.h"
+
+namespace slurmfleet::slurm {
+namespace {
+
+bool RetryableStatus(long status) { return status == 502 || status == 503 || status == 504; }
+
+std::chrono::milliseconds Backoff(const RetryPolicy& policy, int attempt) {
+  // full jitter: uniform in [0, min(max, base * 2^attempt)]
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  int64_t cap = std::min<int64_t>(policy.max_delay.count(),
+                                  policy.base_delay.count() * (int64_t{1} << std::min(attempt, 20)));
+  std::uniform_int_distribution<int64_t> dist(cap / 2, std::max<int64_t>(cap, 1));
+  return std::chrono::milliseconds(dist(rng));
+}
+
+}  // namespace
+
+RestClient::RestClient(Transport& transport, auth::TokenSource& tokens, RestClientOptions options,
+                       const Dialect* dialect, std::vector<std::string> offered)
+    : transport_(transport),
+      tokens_(tokens),
+      options_(std::move(options)),
+      dialect_(dialect),
+      offered_(std::move(offered)) {
+  if (!options_.sleep) {
+    options_.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
+  }
+}
+
+Result<std::unique_ptr<RestClient>> RestClient::Connect(Transport& transport,
+                                                        auth::TokenSource& tokens,
+                                                        RestClientOptions options) {
+  if (options.api_version != "auto") {
+    const Dialect* d = FindDialect(options.api_version);
+    if (!d) {
+      return Fail(Code::kInvalidInput,
+                  "'" + options.api_version + "' is not an API version slurmfleet speaks; use auto or one of " +
+                      SupportedVersions(),
+                  "api version");
+    }
+    return std::unique_ptr<RestClient>(new RestClient(transport, tokens, std::move(options), d, {}));
+  }
+  // Ask each version's ping, newest first. A version that is not served answers 404; any other
+  // answer (200, even a 511 for a bad token) means the server speaks it.
+  std::vector<std::string> offered;
+  const Dialect* chosen = nullptr;
+  for (const Dialect& d : AllDialects()) {
+    Result<HttpResponse> r = transport.Send({"GET", d.Path("/ping/"), "", Secret()});
+    if (!r) {
+      if (r.error().code == Code::kUnknownOutcome) r.error().code = Code::kUnavailable;
+      return std::unexpected(r.error());
+    }
+    if (r->status == 404) continue;
+    offered.emplace_back(d.version);
+    if (!chosen) chosen = &d;
+  }
+  if (!chosen) {
+    return Fail(Code::kNotFound,
+                "slurmrestd serves none of the API versions slurmfleet speaks (" + SupportedVersions() +
+                    "); it needs Slurm 24.11 or newer",
+                "GET /slurm/*/ping");
+  }
+  return std::unique_ptr<RestClient>(
+      new RestClient(transport, tokens, std::move(options), chosen, std::move(offered)));
+}
+
+Result<HttpResponse> RestClient::SendOnce(const std::string& method, const std::string& path,
+                                          const std::string& body) {
+  Result<auth::Token> token = tokens_.Get();
+  if (!token) return std::unexpected(token.error());
+  requests_sent_.fetch_add(1);
+  return transport_.Send({method, path, body, token->jwt});
+}
+
+Result<nlohmann::json> RestClient::Call(const std::string& method, const std::string& path,
+                                        const std::string& body, Idempotent idempotent) {
+  const std::string where = method + " " + path;
+  const bool retry_ok = idempotent == Idempotent::kYes;
+  bool reauthed = false;
+  for (int attempt = 0;; ++attempt) {
+    Result<HttpResponse> r = SendOnce(method, path, body);
+    bool can_retry = attempt + 1 < options_.retry.max_attempts;
+    if (!r) {
+      Error e = r.error();
+      if (e.code == Code::kAuth) return std::unexpected(e);  // no token at all: nothing to retry
+      // a POST whose request never left this host is as safe to resend as a GET
+      bool retryable = e.code == Code::kUnavailable || (retry_ok && e.code == Code::kUnknownOutcome);
+      if (retryable && can_retry) {
+        options_.sleep(Backoff(options_.retry, attempt));
+        continue;
+      }
+      if (retry_ok && e.code == Code::kUnknownOutcome) e.code = Code::kUnavailable;
+      return std::unexpected(e);
+    }
+    if (r->status >= 200 && r->status < 300) {
+      nlohmann::json parsed = nlohmann::json::parse(r->body, nullptr, /*allow_exceptions=*/false);
+      if (parsed.is_discarded()) {
+        return Fail(retry_ok ? Code::kUnavailable : Code::kUnknownOutcome,
+                    "slurmrestd answered HTTP " + std::to_string(r->status) + " with a body that is not JSON",
+                    where);
+      }
+      bool auth_rejected = false;
+      for (const SlurmMessage& m : ErrorsOf(parsed)) auth_rejected |= m.error_number == kSlurmAuthError;
+      if (auth_rejected) {
+        if (!reauthed) {
+          tokens_.Invalidate();
+          reauthed = true;
+          continue;
+        }
+        return std::unexpected(ErrorForStatus(511, r->body, retry_ok, where));
+      }
+      return parsed;
+    }
+    Error e = ErrorForStatus(r->status, r->body, retry_ok, where);
+    if (e.code == Code::kAuth && !reauthed) {
+      // the file may have been refreshed or the minted token expired: one more try, fresh token
+      tokens_.Invalidate();
+      reauthed = true;
+      continue;
+    }
+    if (retry_ok && RetryableStatus(r->status) && can_retry) {
+      options_.sleep(Backoff(options_.retry, attempt));
+      continue;
+    }
+    return std::unexpected(e);
+  }
+}
+
+Result<PingReport> RestClient::Ping() {
+  Result<nlohmann::json> body = Call("GET", dialect_->Path("/ping/"), "", Idempotent::kYes);
+  if (!body) return std::unexpected(body.error());
+  const std::string where = "GET " + dialect_->Path("/ping/");
+  PingReport report;
+  report.api_version = std::string(dialect_->version);
+  report.offered_versions = offered_;
+  if (const auto meta = body->find("meta"); meta != body->end() && meta->is_object()) {
+    if (auto slurm = meta->find("slurm"); slurm != meta->end() && slurm->is_object()) {
+      JsonFields s(*slurm, "meta.slurm");
+      report.slurm_release = s.String("release");
+      report.cluster = s.String("cluster");
+    }
+  }
+  const nlohmann::json* pings = JsonFields(*body, "").Array("pings");
+  if (!pings || pings->empty()) return Fail(Code::kInternal, "ping answer has no pings[]", where);
+  // the primary controller decides; backups may be down
+  const nlohmann::json* chosen = &pings->front();
+  for (const nlohmann::json& p : *pings) {
+    if (p.is_object() && p.value("primary", false)) chosen = &p;
+  }
+  JsonFields p(*chosen, "pings[]");
+  report.controller = p.String("hostname");
+  report.responding = p.Bool("responding");
+  if (auto l = p.OptionalNoValUInt64("latency")) report.latency_us = static_cast<int64_t>(*l);
+  std::string status = p.String("status");
+  if (!report.responding) {
+    // Ping answers 200 even when slurmctld rejected our token. v0.0.45 says so in `status`; older
+    // versions only say "DOWN", so ask once more with a request that does need a valid token.
+    if (status.find("authentication") != std::string::npos) {
+      tokens_.Invalidate();
+      return Fail(Code::kAuth,
+                  "slurmctld rejected the token (" + status + "): it is bad, expired, or for another user; refresh it",
+                  where);
+    }
+    Result<nlohmann::json> probe = Call("GET", dialect_->Path("/jobs/state/?job_id=1"), "", Idempotent::kYes);
+    if (!probe && probe.error().code == Code::kAuth) return std::unexpected(probe.error());
+    return Fail(Code::kUnavailable,
+                "slurmctld " + report.controller + " is not responding (" + (status.empty() ? p.String("pinged") : status) + ")",
+                where);
+  }
+  return report;
+}
+
+Result<SubmitReceipt> RestClient::PostSubmit(const nlohmann::json& request) {
+  const std::string path = dialect_->Path("/job/submit");
+  Result<nlohmann::json> body = Call("POST", path, request.dump(), Idempotent::kNo);
+  if (!body) return std::unexpected(body.error());
+  std::vector<SlurmMessage> errors = ErrorsOf(*body);
+  std::vector<SlurmMessage> warnings = WarningsOf(*body);
+  JsonFields f(*body, "");
+  uint32_t job_id = f.UInt32("job_id");
+  if (job_id == 0 || !errors.empty()) {
+    // Slurm answers a wrongly typed field with 200, no job_id and only a warning
+    std::string why = DescribeAll(errors);
+    std::string warned = DescribeAll(warnings);
+    if (!why.empty() && !warned.empty()) why += "; ";
+    why += warned;
+    return Fail(Code::kRejected, "Slurm did not create the job" + (why.empty() ? "" : ": " + why),
+                "POST " + path);
+  }
+  SubmitReceipt receipt;
+  receipt.job_id = job_id;
+  receipt.step_id = f.String("step_id");
+  receipt.user_message = f.String("job_submit_user_msg");
+  for (const SlurmMessage& w : warnings) receipt.warnings.push_back(Describe(w));
+  return receipt;
+}
+
+Result<SubmitReceipt> RestClient::Submit(const JobRequest& request) {
+  return PostSubmit(EncodeSubmit(*dialect_, std::span(&request, 1), /*redact_secrets=*/false));
+}
+
+Result<SubmitReceipt> RestClient::SubmitHet(const std::vector<JobRequest>& components) {
+  if (components.size() < 2) {
+    return Fail(Code::kInvalidInput, "a heterogeneous job needs at least two components", "jobs");
+  }
+  return PostSubmit(EncodeSubmit(*dialect_, components, /*redact_secrets=*/false));
+}
+
+Result<std::vector<JobInfo>> RestClient::DecodeJobs(const nlohmann::json& body, const std::string& where) {
+  std::vector<JobInfo> jobs;
+  if (std::vector<SlurmMessage> errors = ErrorsOf(body); !errors.empty()) {
+    return Fail(Code::kRejected, DescribeAll(errors), where);
+  }
+  const nlohmann::json* list = JsonFields(body, "").Array("jobs");
+  if (!list) return Fail(Code::kInternal, "answer has no jobs[]", where);
+  jobs.reserve(list->size());
+  for (const nlohmann::json& entry : *list) {
+    Result<JobInfo> info = DecodeJobInfo(*dialect_, entry);
+    if (!info) return Fail(Code::kInternal, info.error().message, where + " " + info.error().where);
+    jobs.push_back(std::move(*info));
+  }
+  return jobs;
+}
+
+Result<std::vector<JobInfo>> RestClient::GetJob(const JobRef& job) {
+  const std::string path = dialect_->Path("/job/" + job.PathSegment(dialect_->has_sluid));
+  Result<nlohmann::json> body = Call("GET", path, "", Idempotent::kYes);
+  if (!body) return std::unexpected(body.error());
+  Result<std::vector<JobInfo>> jobs = DecodeJobs(*body, "GET " + path);
+  if (jobs && jobs->empty()) return Fail(Code::kNotFound, "no such job", "GET " + path);
+  return jobs;
+}
+
+Result<JobsSnapshot> RestClient::JobsChangedSince(std::optional<Seconds> since) {
+  std::string path = dialect_->Path("/jobs/");
+  if (since) path += "?update_time=" + std::to_string(since->time_since_epoch().count());
+  Result<nlohmann::json> body = Call("GET", path, "", Idempotent::kYes);
+  if (!body) return std::unexpected(body.error());
+  Result<std::vector<JobInfo>> jobs = DecodeJobs(*body, "GET " + path);
+  if (!jobs) return std::unexpected(jobs.error());
+  JobsSnapshot snapshot;
+  JsonFields f(*body, "");
+  std::optional<uint64_t> last_update = f.OptionalNoValUInt64("last_update");
+  // "nothing changed" is an empty list with last_update 0 (and a warning saying so)
+  snapshot.changed = !(jobs->empty() && since && (!last_update || *last_update == 0));
+  snapshot.jobs = std::move(*jobs);
+  if (last_update && *last_update != 0) {
+    snapshot.last_update = Seconds(std::chrono::seconds(static_cast<int64_t>(*last_update)));
+  } else {
+    snapshot.last_update = since;
+  }
+  return snapshot;
+}
+
+Result<std::vector<JobStateEntry>> RestClient::JobStates(const std::vector<uint32_t>& ids) {
+  std::vector<JobStateEntry> out;
+  if (ids.empty()) return out;  // an empty filter would return every job
+  std::string path = dialect_->Path("/jobs/state/?job_id=");
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i) path += ',';
+    path += std::to_string(ids[i]);
+  }
+  Result<nlohmann::json> body = Call("GET", path, "", Idempotent::kYes);
+  if (!body) return std::unexpected(body.error());
+  const std::string where = "GET " + dialect_->Path("/jobs/state/");
+  if (std::vector<SlurmMessage> errors = ErrorsOf(*body); !errors.empty()) {
+    return Fail(Code::kRejected, DescribeAll(errors), where);
+  }
+  const nlohmann::json* list = JsonFields(*body, "").Array("jobs");
+  if (!list) return Fail(Code::kInternal, "answer has no jobs[]", where);
+  out.reserve(list->size());
+  for (const nlohmann::json& entry : *list) {
+    JsonFields f(entry, "jobs[]");
+    JobStateEntry e;
+    e.job_id = f.UInt32("job_id");
+    e.state = ParseJobState(f.StringArray("state"));
+    if (!f.ok()) return Fail(Code::kInternal, f.error().message, where + " " + f.error().where);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+Result<std::vector<JobInfo>> RestClient::ListJobs(std::string_view name_prefix) {
+  Result<JobsSnapshot> all = JobsChangedSince(std::nullopt);
+  if (!all) return std::unexpected(all.error());
+  std::vector<JobInfo> out;
+  for (JobInfo& j : all->jobs) {
+    if (j.name.starts_with(name_prefix)) out.push_back(std::move(j));
+  }
+  return out;
+}
+
+Status RestClient::Cancel(const JobRef& job, std::string_view signal) {
+  Result<auth::Token> token = tokens_.Get();
+  if (!token) return std::unexpected(token.error());
+  Result<std::vector<JobInfo>> info = GetJob(job);
+  if (!info) return std::unexpected(info.error());
+  const JobInfo& leader = info->front();
+  const std::string where = "DELETE " + dialect_->Path("/jobs/") + " job " + job.ToString();
+  // A plain user's cancel of another user's job makes slurmctld 26.05.5 hang: never send it.
+  if (token->user.empty()) {
+    return Fail(Code::kRejected,
+                "refusing to cancel: the token does not say which user it belongs to, so job ownership "
+                "cannot be checked; use a token made by 'scontrol token' or minted by slurmfleet",
+                where);
+  }
+  if (leader.user_name != token->user) {
+    return Fail(Code::kRejected,
+                "refusing to cancel job " + job.ToString() + ": it belongs to user '" + leader.user_name +
+                    "', not to the token's user '" + token->user + "'",
+                where);
+  }
+  BaseState b = leader.state.base;
+  bool live = b == BaseState::kPending || b == BaseState::kRunning || b == BaseState::kSuspended;
+  if (!live) return {};  // already ended: nothing to do
+
+  nlohmann::json request = {{"jobs", {job.PathSegment(dialect_->has_sluid)}}};
+  if (!signal.empty()) request["signal"] = std::string(signal);
+  Result<nlohmann::json> body = Call("DELETE", dialect_->Path("/jobs/"), request.dump(), Idempotent::kYes);
+  if (!body) return std::unexpected(body.error());
+  if (std::vector<SlurmMessage> errors = ErrorsOf(*body); !errors.empty()) {
+    return Fail(Code::kRejected, DescribeAll(errors), where);
+  }
+  if (const nlohmann::json* status = JsonFields(*body, "").Array("status")) {
+    for (const nlohmann::json& s : *status) {
+      const nlohmann::json* err = JsonFields(s, "status[]").Object("error");
+      if (!err) continue;
+      JsonFields e(*err, "status[].error");
+      uint32_t code = e.UInt32("code");
+      if (code == 0 || code == kSlurmAlreadyDone) continue;
+      std::string text = "[" + std::to_string(code) + "] " + e.String("string");
+      if (code == kSlurmInvalidJobId) return Fail(Code::kNotFound, "no such job " + text, where);
+      return Fail(Code::kRejected, "Slurm did not signal the job: " + text, where);
+    }
+  }
+  return {};
+}
+
+}  // namespace slurmfleet::slurm

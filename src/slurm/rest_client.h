@@ -1,0 +1,83 @@
+// RestClient: the Client for a real slurmrestd, over a Transport, authenticated by a TokenSource,
+// speaking one Dialect (pinned, or the newest one the server answers). Thread-safe: any number of
+// threads may call it at once; each call is one or more independent HTTP requests.
+//
+// Retries: GET and DELETE are retried with jittered exponential backoff on connection errors and
+// 502/503/504. A submit POST is retried only when the request provably never left this host; an
+// unknown outcome comes back as kUnknownOutcome for the caller to resolve by looking the job up.
+// Any request rejected for its token (401, or 511/error 1007) is retried once after
+// TokenSource::Invalidate(), so a refreshed token file or a re-minted token recovers on its own.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+
+#include "auth/token_source.h"
+#include "slurm/client.h"
+#include "slurm/dialect.h"
+#include "slurm/transport.h"
+
+namespace slurmfleet::slurm {
+
+struct RetryPolicy {
+  int max_attempts = 4;  // for idempotent requests, the first attempt included
+  std::chrono::milliseconds base_delay{200};
+  std::chrono::milliseconds max_delay{5000};
+};
+
+struct RestClientOptions {
+  std::string api_version = "auto";  // "auto" or one of SupportedVersions()
+  RetryPolicy retry;
+  // How to wait between retries; tests pass a recorder instead of sleeping.
+  std::function<void(std::chrono::milliseconds)> sleep;
+};
+
+class RestClient final : public Client {
+ public:
+  // Resolves the API version: a pinned one must be one we speak (kInvalidInput otherwise); `auto`
+  // asks the server, newest first, and takes the first version that answers. kUnavailable when
+  // slurmrestd cannot be reached; kNotFound when it serves none of our versions.
+  // `transport` and `tokens` must outlive the client.
+  static Result<std::unique_ptr<RestClient>> Connect(Transport& transport, auth::TokenSource& tokens,
+                                                     RestClientOptions options);
+
+  std::string_view api_version() const override { return dialect_->version; }
+  const Dialect& dialect() const { return *dialect_; }
+  // The versions `auto` found the server to answer (newest first); empty when pinned.
+  const std::vector<std::string>& offered_versions() const { return offered_; }
+
+  Result<PingReport> Ping() override;
+  Result<SubmitReceipt> Submit(const JobRequest& request) override;
+  Result<SubmitReceipt> SubmitHet(const std::vector<JobRequest>& components) override;
+  Result<std::vector<JobInfo>> GetJob(const JobRef& job) override;
+  Result<JobsSnapshot> JobsChangedSince(std::optional<Seconds> since) override;
+  Result<std::vector<JobStateEntry>> JobStates(const std::vector<uint32_t>& ids) override;
+  Result<std::vector<JobInfo>> ListJobs(std::string_view name_prefix) override;
+  Status Cancel(const JobRef& job, std::string_view signal = {}) override;
+
+  // HTTP requests sent so far, retries included (for benchmarks and request-count checks).
+  uint64_t requests_sent() const { return requests_sent_.load(); }
+
+ private:
+  RestClient(Transport& transport, auth::TokenSource& tokens, RestClientOptions options,
+             const Dialect* dialect, std::vector<std::string> offered);
+
+  enum class Idempotent { kYes, kNo };
+  // One logical call: auth, retries, HTTP-status and errors[] mapping. Returns the parsed body.
+  Result<nlohmann::json> Call(const std::string& method, const std::string& path,
+                              const std::string& body, Idempotent idempotent);
+  Result<HttpResponse> SendOnce(const std::string& method, const std::string& path,
+                                const std::string& body);
+  Result<SubmitReceipt> PostSubmit(const nlohmann::json& body);
+  Result<std::vector<JobInfo>> DecodeJobs(const nlohmann::json& body, const std::string& where);
+
+  Transport& transport_;
+  auth::TokenSource& tokens_;
+  RestClientOptions options_;
+  const Dialect* dialect_;
+  std::vector<std::string> offered_;
+  std::atomic<uint64_t> requests_sent_{0};
+};
+
+}  // namespace slurmfleet::slurm

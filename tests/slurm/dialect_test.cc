@@ -1,0 +1,204 @@
+// Every dialect against responses recorded from the real testbed (record_testdata.sh), plus the
+// encode -> decode round trip of the job model.
+#include "slurm/dialect.h"
+
+#include <gtest/gtest.h>
+
+#include "slurm/fake_transport.h"
+
+namespace slurmfleet::slurm {
+namespace {
+
+class DialectTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  const Dialect& dialect() { return *FindDialect(GetParam()); }
+  nlohmann::json Load(const std::string& name) { return nlohmann::json::parse(ReadTestdata(GetParam() + "/" + name + ".json")); }
+};
+
+TEST_P(DialectTest, DecodesARunningJob) {
+  nlohmann::json submit = Load("submit");
+  nlohmann::json body = Load("job_running");
+  ASSERT_EQ(body["jobs"].size(), 1u);
+  Result<JobInfo> job = DecodeJobInfo(dialect(), body["jobs"][0]);
+  ASSERT_TRUE(job) << job.error().ToString();
+  EXPECT_EQ(job->job_id, submit["job_id"].get<uint32_t>());
+  EXPECT_EQ(job->name, "rec-" + GetParam());
+  EXPECT_EQ(job->user_name, "ci");
+  EXPECT_EQ(job->partition, "debug");
+  EXPECT_EQ(job->comment, "slurmfleet:rec");
+  EXPECT_EQ(job->state.base, BaseState::kRunning);
+  EXPECT_EQ(job->state_reason, "None");
+  EXPECT_FALSE(job->nodes.empty());
+  EXPECT_EQ(job->time_limit_minutes, 5u);
+  EXPECT_EQ(job->current_working_directory, "/home/ci/jobs");
+  ASSERT_TRUE(job->submit_time && job->start_time);
+  EXPECT_LE(*job->submit_time, *job->start_time);
+  EXPECT_FALSE(job->het_job_id.has_value());
+  // the SLUID exists from v0.0.44 on; stdout is expanded (%j resolved) from v0.0.43 on
+  EXPECT_EQ(!job->sluid.empty(), dialect().has_sluid);
+  if (dialect().has_sluid) EXPECT_EQ(job->sluid.size(), 14u);
+  if (dialect().has_stdout_expanded) {
+    EXPECT_EQ(job->standard_output, "/home/ci/jobs/slurm-" + std::to_string(job->job_id) + ".out");
+  } else {
+    EXPECT_NE(job->standard_output.find("slurm-"), std::string::npos);
+  }
+}
+
+TEST_P(DialectTest, DecodesACancelledJob) {
+  nlohmann::json body = Load("job_cancelled");
+  Result<JobInfo> job = DecodeJobInfo(dialect(), body["jobs"][0]);
+  ASSERT_TRUE(job) << job.error().ToString();
+  EXPECT_EQ(job->state.base, BaseState::kCancelled);
+  ASSERT_TRUE(job->end_time.has_value());
+  EXPECT_FALSE(job->exit_code.status.empty());
+}
+
+TEST_P(DialectTest, DecodesEveryComponentOfAHeterogeneousJob) {
+  nlohmann::json submit = Load("submit_het");
+  nlohmann::json body = Load("job_het");
+  ASSERT_EQ(body["jobs"].size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    Result<JobInfo> job = DecodeJobInfo(dialect(), body["jobs"][i]);
+    ASSERT_TRUE(job) << job.error().ToString();
+    EXPECT_EQ(job->het_job_id, submit["job_id"].get<uint32_t>());
+    EXPECT_EQ(job->het_job_offset, i);
+    EXPECT_EQ(job->name, "rec-het");
+  }
+}
+
+TEST_P(DialectTest, DecodesEveryJobOfTheFullList) {
+  nlohmann::json body = Load("jobs");
+  ASSERT_FALSE(body["jobs"].empty());
+  for (const nlohmann::json& entry : body["jobs"]) {
+    Result<JobInfo> job = DecodeJobInfo(dialect(), entry);
+    ASSERT_TRUE(job) << job.error().ToString();
+    EXPECT_NE(job->job_id, 0u);
+    EXPECT_NE(job->state.base, BaseState::kUnknown);
+  }
+}
+
+TEST_P(DialectTest, AWrongTypeNamesTheJsonPath) {
+  nlohmann::json entry = Load("job_running")["jobs"][0];
+  entry["job_state"] = "RUNNING";  // a string where an array belongs
+  Result<JobInfo> job = DecodeJobInfo(dialect(), entry);
+  ASSERT_FALSE(job);
+  EXPECT_EQ(job.error().where, "jobs[].job_state");
+}
+
+INSTANTIATE_TEST_SUITE_P(AllVersions, DialectTest,
+                         ::testing::Values("v0.0.42", "v0.0.43", "v0.0.44", "v0.0.45"));
+
+JobRequest FullRequest() {
+  JobRequest r;
+  r.script = "#!/bin/bash\necho hi\n";
+  r.name = "agent-1";
+  r.comment = "slurmfleet:abc";
+  r.partition = "debug";
+  r.account = "ops";
+  r.qos = "normal";
+  r.cpus_per_task = 2;
+  r.tasks = 1;
+  r.memory_per_node_mb = 2048;
+  r.time_limit_minutes = 30;
+  r.tres_per_job = "gres/gpu=1";
+  r.minimum_nodes = 2;
+  r.maximum_nodes = 2;
+  r.required_nodes = {"n1", "n2"};
+  r.constraints = "a100";
+  r.current_working_directory = "/tmp/jenkins";
+  r.standard_output = "/tmp/out-%j";
+  r.standard_error = "/tmp/err-%j";
+  r.environment = {{"PATH", "/bin", false}, {"JENKINS_SECRET", "s3cr3t", true}};
+  r.requeue = false;
+  r.hold = true;
+  r.extra_fields = {{"nice", 5}};
+  return r;
+}
+
+TEST(JobDescTest, EncodesEveryFieldWithSlurmsShapes) {
+  nlohmann::json j = EncodeJobDesc(*FindDialect("v0.0.45"), FullRequest(), false);
+  EXPECT_EQ(j["memory_per_node"], (nlohmann::json{{"set", true}, {"number", 2048}}));
+  EXPECT_EQ(j["time_limit"], (nlohmann::json{{"set", true}, {"number", 30}}));
+  EXPECT_EQ(j["required_nodes"], (nlohmann::json{"n1", "n2"}));
+  EXPECT_EQ(j["environment"], (nlohmann::json{"PATH=/bin", "JENKINS_SECRET=s3cr3t"}));
+  EXPECT_EQ(j["requeue"], false);
+  EXPECT_EQ(j["hold"], true);
+  EXPECT_EQ(j["nice"], 5);
+}
+
+TEST(JobDescTest, RedactsSecretsOnlyWhenAsked) {
+  nlohmann::json shown = EncodeJobDesc(*FindDialect("v0.0.45"), FullRequest(), true);
+  EXPECT_EQ(shown["environment"][1], "JENKINS_SECRET=***");
+  EXPECT_EQ(shown.dump().find("s3cr3t"), std::string::npos);
+}
+
+TEST(JobDescTest, RequeueIsAlwaysSentAndFalseByDefault) {
+  nlohmann::json j = EncodeJobDesc(*FindDialect("v0.0.42"), JobRequest{}, false);
+  EXPECT_EQ(j["requeue"], false);
+  EXPECT_EQ(j["environment"], nlohmann::json::array());
+  EXPECT_FALSE(j.contains("name"));
+  EXPECT_FALSE(j.contains("memory_per_node"));
+}
+
+TEST(JobDescTest, RoundTripsThroughAHumanWrittenJobDesc) {
+  for (const Dialect& d : AllDialects()) {
+    JobRequest original = FullRequest();
+    for (EnvVar& v : original.environment) v.secret = false;  // secrecy is not part of job_desc
+    Result<JobRequest> back = JobRequestFromJobDesc(EncodeJobDesc(d, original, false), "job");
+    ASSERT_TRUE(back) << back.error().ToString();
+    EXPECT_EQ(*back, original) << d.version;
+  }
+}
+
+TEST(JobDescTest, AcceptsPlainIntegersAndCsvNodes) {
+  Result<JobRequest> r = JobRequestFromJobDesc(
+      nlohmann::json::parse(R"({"memory_per_node": 512, "time_limit": 10, "required_nodes": "n1,n2"})"), "job");
+  ASSERT_TRUE(r) << r.error().ToString();
+  EXPECT_EQ(r->memory_per_node_mb, 512u);
+  EXPECT_EQ(r->time_limit_minutes, 10u);
+  EXPECT_EQ(r->required_nodes, (std::vector<std::string>{"n1", "n2"}));
+}
+
+TEST(JobDescTest, WrongTypesNameTheField) {
+  struct Case {
+    const char* json;
+    const char* where;
+  };
+  for (const Case& c : {Case{R"({"cpus_per_task": "two"})", "job.cpus_per_task"},
+                        Case{R"({"memory_per_node": "16G"})", "job.memory_per_node"},
+                        Case{R"({"environment": ["NOEQUALS"]})", "job.environment"},
+                        Case{R"({"hold": "yes"})", "job.hold"},
+                        Case{R"({"required_nodes": [1, 2]})", "job.required_nodes"}}) {
+    Result<JobRequest> r = JobRequestFromJobDesc(nlohmann::json::parse(c.json), "job");
+    ASSERT_FALSE(r) << c.json;
+    EXPECT_EQ(r.error().code, Code::kInvalidInput);
+    EXPECT_EQ(r.error().where, c.where);
+  }
+}
+
+TEST(SubmitBodyTest, HeterogeneousJobHasOneScriptAtTheTop) {
+  JobRequest a = FullRequest();
+  JobRequest b = FullRequest();
+  b.script = "ignored";
+  std::vector<JobRequest> parts{a, b};
+  nlohmann::json body = EncodeSubmit(*FindDialect("v0.0.45"), parts, false);
+  EXPECT_EQ(body["script"], a.script);
+  ASSERT_EQ(body["jobs"].size(), 2u);
+  EXPECT_FALSE(body["jobs"][0].contains("script"));
+  EXPECT_FALSE(body["jobs"][1].contains("script"));
+  EXPECT_FALSE(body.contains("job"));
+}
+
+TEST(DialectTableTest, NewestFirstAndOnlyTheDeprecatedOneIsMarked) {
+  auto all = AllDialects();
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all.front().version, "v0.0.45");
+  EXPECT_EQ(all.back().version, "v0.0.42");
+  for (const Dialect& d : all) EXPECT_EQ(d.deprecated, d.version == "v0.0.42");
+  EXPECT_EQ(FindDialect("v0.0.41"), nullptr);
+  EXPECT_EQ(SupportedVersions(), "v0.0.42, v0.0.43, v0.0.44, v0.0.45");
+  EXPECT_EQ(FindDialect("v0.0.44")->Path("/jobs/"), "/slurm/v0.0.44/jobs/");
+}
+
+}  // namespace
+}  // namespace slurmfleet::slurm

@@ -1,0 +1,310 @@
+// RestClient over a FakeTransport replaying responses recorded from the real testbed: error
+// mapping, retries, re-authentication, version discovery and the cancel ownership check.
+#include "slurm/rest_client.h"
+
+#include <gtest/gtest.h>
+
+#include "slurm/fake_transport.h"
+
+namespace slurmfleet::slurm {
+namespace {
+
+class RestClientTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  std::string v() const { return GetParam(); }
+  std::string P(const std::string& path) const { return "/slurm/" + v() + path; }
+
+  std::unique_ptr<RestClient> Make(std::string version = "") {
+    RestClientOptions o;
+    o.api_version = version.empty() ? v() : version;
+    o.sleep = [this](std::chrono::milliseconds d) { sleeps_.push_back(d); };
+    auto c = RestClient::Connect(transport_, tokens_, o);
+    EXPECT_TRUE(c) << c.error().ToString();
+    return std::move(*c);
+  }
+
+  FakeTransport transport_;
+  FakeTokenSource tokens_;
+  std::vector<std::chrono::milliseconds> sleeps_;
+};
+
+TEST_P(RestClientTest, PingReportsReleaseAndCluster) {
+  transport_.On("GET " + P("/ping/"), Recorded(v(), "ping"));
+  Result<PingReport> r = Make()->Ping();
+  ASSERT_TRUE(r) << r.error().ToString();
+  EXPECT_EQ(r->api_version, v());
+  EXPECT_TRUE(r->responding);
+  EXPECT_EQ(r->cluster, "testbed");
+  EXPECT_EQ(r->slurm_release.substr(0, 5), "26.05");
+}
+
+TEST_P(RestClientTest, PingWithARejectedTokenIsAnAuthError) {
+  // ping answers 200 with responding=false when slurmctld rejects the token
+  transport_.On("GET " + P("/ping/"), Recorded(v(), "ping_bad_token"));
+  transport_.On("GET " + P("/jobs/state/"), Recorded(v(), "jobs_bad_token"));
+  auto client = Make();
+  Result<PingReport> r = client->Ping();
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Code::kAuth);
+  EXPECT_NE(r.error().message.find("rejected the token"), std::string::npos) << r.error().message;
+  EXPECT_GE(tokens_.invalidations(), 1);
+}
+
+TEST_P(RestClientTest, SubmitReturnsTheJobId) {
+  transport_.On("POST " + P("/job/submit"), Recorded(v(), "submit"));
+  JobRequest req;
+  req.script = "#!/bin/bash\ntrue\n";
+  Result<SubmitReceipt> r = Make()->Submit(req);
+  ASSERT_TRUE(r) << r.error().ToString();
+  EXPECT_NE(r->job_id, 0u);
+  nlohmann::json sent = nlohmann::json::parse(transport_.log().back().body);
+  EXPECT_EQ(sent["job"]["requeue"], false);
+}
+
+TEST_P(RestClientTest, A200WithoutJobIdIsARejectedSubmitThatCarriesTheWarning) {
+  transport_.On("POST " + P("/job/submit"), Recorded(v(), "submit_wrong_type"));
+  Result<SubmitReceipt> r = Make()->Submit(JobRequest{});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Code::kRejected);
+  EXPECT_NE(r.error().message.find("cpus_per_task"), std::string::npos) << r.error().message;
+  EXPECT_EQ(transport_.Count("POST"), 1);
+}
+
+TEST_P(RestClientTest, A422CarriesSlurmsErrorNumber) {
+  transport_.On("POST " + P("/job/submit"), Recorded(v(), "submit_empty"));
+  Result<SubmitReceipt> r = Make()->Submit(JobRequest{});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Code::kRejected);
+  EXPECT_NE(r.error().message.find("HTTP 422"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("[9000]"), std::string::npos) << r.error().message;
+  EXPECT_EQ(r.error().where, "POST " + P("/job/submit"));
+}
+
+TEST_P(RestClientTest, UnknownJobIsNotFound) {
+  transport_.On("GET " + P("/job/999999"), Recorded(v(), "job_unknown"));
+  Result<std::vector<JobInfo>> r = Make()->GetJob({999999, ""});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Code::kNotFound);
+  EXPECT_NE(r.error().message.find("[2017]"), std::string::npos);
+}
+
+TEST_P(RestClientTest, NoTokenIsAnAuthErrorAfterOneRetry) {
+  transport_.On("GET " + P("/jobs/"), Recorded(v(), "jobs_no_token"));
+  Result<JobsSnapshot> r = Make()->JobsChangedSince(std::nullopt);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Code::kAuth);
+  EXPECT_EQ(transport_.Count("GET"), 2);
+  EXPECT_EQ(tokens_.invalidations(), 1);
+}
+
+TEST_P(RestClientTest, ARejectedTokenIsRetriedOnceWithAFreshOne) {
+  transport_.On("GET " + P("/jobs/"), Recorded(v(), "jobs_bad_token"));
+  transport_.On("GET " + P("/jobs/"), Recorded(v(), "jobs"));
+  Result<JobsSnapshot> r = Make()->JobsChangedSince(std::nullopt);
+  ASSERT_TRUE(r) << r.error().ToString();
+  EXPECT_FALSE(r->jobs.empty());
+  EXPECT_EQ(tokens_.invalidations(), 1);
+  ASSERT_EQ(transport_.log().size(), 2u);
+  EXPECT_EQ(transport_.log()[0].token.Reveal(), "token-0");
+  EXPECT_EQ(transport_.log()[1].token.Reveal(), "token-1");
+}
+
+TEST_P(RestClientTest, UnchangedJobListIsReportedAsUnchanged) {
+  transport_.On("GET " + P("/jobs/?update_time="), Recorded(v(), "jobs_unchanged"));
+  auto since = Seconds(std::chrono::seconds(1796012802));
+  Result<JobsSnapshot> r = Make()->JobsChangedSince(since);
+  ASSERT_TRUE(r) << r.error().ToString();
+  EXPECT_FALSE(r->changed);
+  EXPECT_TRUE(r->jobs.empty());
+  EXPECT_EQ(r->last_update, since);
+  EXPECT_EQ(transport_.log().back().path, P("/jobs/?update_time=1796012802"));
+}
+
+TEST_P(RestClientTest, ChangedJobListCarriesLastUpdate) {
+  transport_.On("GET " + P("/jobs/"), Recorded(v(), "jobs"));
+  Result<JobsSnapshot> r = Make()->JobsChangedSince(std::nullopt);
+  ASSERT_TRUE(r) << r.error().ToString();
+  EXPECT_TRUE(r->changed);
+  ASSERT_TRUE(r->last_update.has_value());
+  EXPECT_GT(r->last_update->time_since_epoch().count(), 1700000000);
+}
+
+TEST_P(RestClientTest, JobStatesOfManyJobsInOneRequest) {
+  transport_.On("GET " + P("/jobs/state/"), Recorded(v(), "jobs_state"));
+  Result<std::vector<JobStateEntry>> r = Make()->JobStates({1, 2, 3});
+  ASSERT_TRUE(r) << r.error().ToString();
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_EQ(r->front().state.base, BaseState::kRunning);
+  EXPECT_EQ(transport_.log().size(), 1u);
+  EXPECT_EQ(transport_.log().back().path, P("/jobs/state/?job_id=1,2,3"));
+  EXPECT_TRUE(Make()->JobStates({})->empty());  // no request: an empty filter means every job
+  EXPECT_EQ(transport_.log().size(), 1u);
+}
+
+TEST_P(RestClientTest, ListFiltersByNamePrefix) {
+  transport_.On("GET " + P("/jobs/"), Recorded(v(), "jobs"));
+  Result<std::vector<JobInfo>> r = Make()->ListJobs("rec-het");
+  ASSERT_TRUE(r) << r.error().ToString();
+  ASSERT_FALSE(r->empty());
+  for (const JobInfo& j : *r) EXPECT_EQ(j.name, "rec-het");
+}
+
+TEST_P(RestClientTest, CancelChecksOwnershipThenUsesThePluralEndpoint) {
+  transport_.On("GET " + P("/job/"), Recorded(v(), "job_running"));
+  transport_.On("DELETE " + P("/jobs/"), Recorded(v(), "cancel"));
+  nlohmann::json running = nlohmann::json::parse(ReadTestdata(v() + "/job_running.json"));
+  uint32_t id = running["jobs"][0]["job_id"];
+  std::string sluid = FindDialect(v())->has_sluid ? running["jobs"][0]["step_id"]["sluid"].get<std::string>() : "";
+  Status s = Make()->Cancel({id, sluid}, "SIGKILL");
+  ASSERT_TRUE(s) << s.error().ToString();
+  ASSERT_EQ(transport_.Count("DELETE"), 1);
+  nlohmann::json body = nlohmann::json::parse(transport_.log().back().body);
+  EXPECT_EQ(body["jobs"][0], sluid.empty() ? std::to_string(id) : sluid);
+  EXPECT_EQ(body["signal"], "SIGKILL");
+}
+
+TEST_P(RestClientTest, CancelOfAnotherUsersJobIsRefusedBeforeAnyDelete) {
+  FakeTokenSource other("other");
+  RestClientOptions o;
+  o.api_version = v();
+  auto client = RestClient::Connect(transport_, other, o);
+  ASSERT_TRUE(client);
+  transport_.On("GET " + P("/job/"), Recorded(v(), "job_running"));
+  Status s = (*client)->Cancel({1, ""});
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().code, Code::kRejected);
+  EXPECT_NE(s.error().message.find("belongs to user 'ci'"), std::string::npos) << s.error().message;
+  EXPECT_EQ(transport_.Count("DELETE"), 0);
+}
+
+TEST_P(RestClientTest, CancelOfAnEndedJobIsSuccessWithoutADelete) {
+  transport_.On("GET " + P("/job/"), Recorded(v(), "job_cancelled"));
+  ASSERT_TRUE(Make()->Cancel({1, ""}));
+  EXPECT_EQ(transport_.Count("DELETE"), 0);
+}
+
+TEST_P(RestClientTest, CancelSeesSlurmsErrorsInsideA200) {
+  transport_.On("GET " + P("/job/"), Recorded(v(), "job_running"));
+  transport_.On("DELETE " + P("/jobs/"), Recorded(v(), "cancel_unknown"));
+  Status s = Make()->Cancel({1, ""});
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().code, Code::kNotFound);
+  transport_.On("DELETE " + P("/jobs/"), Recorded(v(), "cancel_again"));
+}
+
+TEST_P(RestClientTest, CancelOfAJobThatJustCompletedIsSuccess) {
+  transport_.On("GET " + P("/job/"), Recorded(v(), "job_running"));
+  transport_.On("DELETE " + P("/jobs/"), Recorded(v(), "cancel_again"));  // [2021] already completing
+  EXPECT_TRUE(Make()->Cancel({1, ""}));
+}
+
+INSTANTIATE_TEST_SUITE_P(AllVersions, RestClientTest,
+                         ::testing::Values("v0.0.42", "v0.0.43", "v0.0.44", "v0.0.45"));
+
+class RestClientRetryTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<RestClient> Make() {
+    RestClientOptions o;
+    o.api_version = "v0.0.45";
+    o.sleep = [this](std::chrono::milliseconds d) { sleeps_.push_back(d); };
+    return std::move(*RestClient::Connect(transport_, tokens_, o));
+  }
+  FakeTransport transport_;
+  FakeTokenSource tokens_;
+  std::vector<std::chrono::milliseconds> sleeps_;
+};
+
+TEST_F(RestClientRetryTest, GetIsRetriedOn503WithBackoff) {
+  transport_.On("GET /slurm/v0.0.45/jobs/", HttpResponse{503, "busy", "text/plain"});
+  transport_.On("GET /slurm/v0.0.45/jobs/", HttpResponse{502, "", ""});
+  transport_.On("GET /slurm/v0.0.45/jobs/", Recorded("v0.0.45", "jobs"));
+  Result<JobsSnapshot> r = Make()->JobsChangedSince(std::nullopt);
+  ASSERT_TRUE(r) << r.error().ToString();
+  EXPECT_EQ(transport_.Count("GET"), 3);
+  ASSERT_EQ(sleeps_.size(), 2u);
+  for (auto d : sleeps_) EXPECT_LE(d, std::chrono::milliseconds(5000));
+}
+
+TEST_F(RestClientRetryTest, GetGivesUpAfterMaxAttemptsAsUnavailable) {
+  transport_.On("GET /slurm/v0.0.45/jobs/", Fail(Code::kUnknownOutcome, "reset", "GET"));
+  Result<JobsSnapshot> r = Make()->JobsChangedSince(std::nullopt);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Code::kUnavailable);
+  EXPECT_EQ(transport_.Count("GET"), 4);
+}
+
+TEST_F(RestClientRetryTest, SubmitIsNeverRetriedWhenItMayHaveLanded) {
+  transport_.On("POST /slurm/v0.0.45/job/submit", Fail(Code::kUnknownOutcome, "timeout", "POST"));
+  Result<SubmitReceipt> r = Make()->Submit(JobRequest{});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Code::kUnknownOutcome);
+  EXPECT_EQ(transport_.Count("POST"), 1);
+}
+
+TEST_F(RestClientRetryTest, SubmitAnswered503IsAnUnknownOutcomeNotARetry) {
+  transport_.On("POST /slurm/v0.0.45/job/submit", HttpResponse{503, "", ""});
+  Result<SubmitReceipt> r = Make()->Submit(JobRequest{});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Code::kUnknownOutcome);
+  EXPECT_EQ(transport_.Count("POST"), 1);
+}
+
+TEST_F(RestClientRetryTest, SubmitThatNeverLeftIsRetried) {
+  transport_.On("POST /slurm/v0.0.45/job/submit", Fail(Code::kUnavailable, "refused", "POST"));
+  transport_.On("POST /slurm/v0.0.45/job/submit", Recorded("v0.0.45", "submit"));
+  Result<SubmitReceipt> r = Make()->Submit(JobRequest{});
+  ASSERT_TRUE(r) << r.error().ToString();
+  EXPECT_EQ(transport_.Count("POST"), 2);
+}
+
+TEST(RestClientConnectTest, AutoTakesTheNewestVersionThatAnswers) {
+  FakeTransport t;
+  FakeTokenSource tokens;
+  t.On("GET /slurm/v0.0.42/ping/", Recorded("v0.0.42", "ping"));
+  t.On("GET /slurm/v0.0.43/ping/", Recorded("v0.0.43", "ping"));
+  auto c = RestClient::Connect(t, tokens, {});
+  ASSERT_TRUE(c) << c.error().ToString();
+  EXPECT_EQ((*c)->api_version(), "v0.0.43");
+  EXPECT_EQ((*c)->offered_versions(), (std::vector<std::string>{"v0.0.43", "v0.0.42"}));
+}
+
+TEST(RestClientConnectTest, AutoNeverPrefersTheDeprecatedVersion) {
+  FakeTransport t;
+  FakeTokenSource tokens;
+  for (std::string v : {"v0.0.42", "v0.0.43", "v0.0.44", "v0.0.45"}) t.On("GET /slurm/" + v + "/ping/", Recorded(v, "ping"));
+  auto c = RestClient::Connect(t, tokens, {});
+  ASSERT_TRUE(c);
+  EXPECT_EQ((*c)->api_version(), "v0.0.45");
+}
+
+TEST(RestClientConnectTest, AutoWithNothingWeSpeakIsNotFound) {
+  FakeTransport t;
+  FakeTokenSource tokens;
+  auto c = RestClient::Connect(t, tokens, {});
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().code, Code::kNotFound);
+  EXPECT_NE(c.error().message.find("v0.0.42, v0.0.43, v0.0.44, v0.0.45"), std::string::npos);
+}
+
+TEST(RestClientConnectTest, AnUnknownPinnedVersionIsInvalidInput) {
+  FakeTransport t;
+  FakeTokenSource tokens;
+  RestClientOptions o;
+  o.api_version = "v0.0.39";
+  auto c = RestClient::Connect(t, tokens, o);
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().code, Code::kInvalidInput);
+  EXPECT_TRUE(t.log().empty());
+}
+
+TEST(RestClientConnectTest, UnreachableServerIsUnavailable) {
+  FakeTransport t;
+  FakeTokenSource tokens;
+  t.On("GET /slurm/", Fail(Code::kUnavailable, "refused", "GET"));
+  auto c = RestClient::Connect(t, tokens, {});
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().code, Code::kUnavailable);
+}
+
+}  // namespace
+}  // namespace slurmfleet::slurm
