@@ -49,24 +49,23 @@ EnvTokenSource::EnvTokenSource(std::string variable, const Lookup& lookup, const
 
 Result<Token> EnvTokenSource::Get() {
   if (!claims_) return std::unexpected(claims_.error());
-  {
-    std::lock_guard lock(mu_);
-    if (rejections_ >= 2) {
-      return Fail(Code::kAuth, "the token in " + variable_ +
-                                   " was rejected; export a fresh one (scontrol token)");
-    }
-  }
+  // Expiry first: it is the likelier reason for a rejection, and its message says when.
   if (claims_->expires_at && *claims_->expires_at <= clock_.Now()) {
     return Fail(Code::kAuth, "token in " + variable_ + " expired at " +
                                  FormatUtc(*claims_->expires_at) +
                                  "; export a fresh one (scontrol token)");
+  }
+  std::lock_guard lock(mu_);
+  if (rejected_) {
+    return Fail(Code::kAuth,
+                "the token in " + variable_ + " was rejected; export a fresh one (scontrol token)");
   }
   return Token{jwt_, claims_->user, claims_->expires_at};
 }
 
 void EnvTokenSource::Invalidate() {
   std::lock_guard lock(mu_);
-  ++rejections_;
+  rejected_ = true;
 }
 
 std::string EnvTokenSource::Describe() const { return "environment " + variable_; }

@@ -29,18 +29,19 @@ class EnvTokenSource final : public TokenSource {
   // A Lookup over the real process environment, for the composition root (std::getenv).
   static Lookup ProcessEnvironment();
 
-  // Reads `variable` through `lookup` now; `lookup` is not kept. Surrounding whitespace is trimmed.
+  // Reads `variable` through `lookup` now; `lookup` is not kept. Surrounding whitespace and
+  // scontrol's "SLURM_JWT=" prefix (left by `export SLURM_JWT=$(scontrol token)`) are dropped.
   // Never fails: a missing, empty or malformed value is reported by Get().
   EnvTokenSource(std::string variable, const Lookup& lookup, const Clock& clock);
 
   // The token, with its `sun` and `exp` claims. kAuth, naming the variable and the fix, when it is
-  // not set or empty, is not a JWT, or has expired by clock.Now().
-  // After one Invalidate() the same token is still returned, so the caller's one retry happens as
-  // for any source; once Invalidate() has been called again (the token was rejected twice), Get()
-  // returns kAuth "the token in SLURM_JWT was rejected; export a fresh one (scontrol token)".
+  // not set or empty, is not a JWT, or has expired by clock.Now(). Once Invalidate() has been
+  // called, kAuth "the token in SLURM_JWT was rejected; export a fresh one (scontrol token)": the
+  // token cannot change, so retrying with it would only fail again, and this error (which a
+  // caller's retry after Invalidate() gets from Get()) tells the user what to do instead.
   Result<Token> Get() override;
 
-  // Cannot renew: records that Slurm rejected the token (see Get()).
+  // Cannot renew: records that Slurm rejected the token, for Get() to report.
   void Invalidate() override;
 
   // "environment SLURM_JWT".
@@ -54,7 +55,7 @@ class EnvTokenSource final : public TokenSource {
   Result<JwtClaims> claims_;  // or why the value is not usable
 
   std::mutex mu_;
-  int rejections_ = 0;  // guarded by mu_
+  bool rejected_ = false;  // guarded by mu_
 };
 
 }  // namespace slurmfleet::auth

@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/job_view.h"
+#include "slurm/job_outcome.h"
 
 namespace slurmfleet::cli {
 namespace {
@@ -125,8 +126,7 @@ int RunSubmit(const ClientOptions& co, const SubmitOptions& so) {
     std::cout << j.dump(2) << "\n";
   } else {
     if (!ok) {
-      std::cout << fmt::format("job {} ended {}: {} {}\n", leader.job_id, slurm::JobStateString(leader.state),
-                               leader.state_reason, leader.state_description);
+      std::cout << fmt::format("job {} ended {}\n", leader.job_id, slurm::DescribeOutcome(leader));
     }
     if (!so.output_root.empty()) std::cout << "--- " << leader.standard_output << " ---\n" << output;
   }

@@ -36,7 +36,9 @@ TEST_P(DialectTest, DecodesARunningJob) {
   EXPECT_FALSE(job->het_job_id.has_value());
   // the SLUID exists from v0.0.44 on; stdout is expanded (%j resolved) from v0.0.43 on
   EXPECT_EQ(!job->sluid.empty(), dialect().has_sluid);
-  if (dialect().has_sluid) EXPECT_EQ(job->sluid.size(), 14u);
+  if (dialect().has_sluid) {
+    EXPECT_EQ(job->sluid.size(), 14u);
+  }
   if (dialect().has_stdout_expanded) {
     EXPECT_EQ(job->standard_output, "/home/ci/jobs/slurm-" + std::to_string(job->job_id) + ".out");
   } else {

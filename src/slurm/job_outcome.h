@@ -1,0 +1,20 @@
+// What happened to a job that ended, in one sentence for an operator: the state, the exit code or
+// signal, and the likely cause where Slurm's own words are cryptic. Pure function.
+#pragma once
+
+#include <string>
+
+#include "slurm/job.h"
+
+namespace slurmfleet::slurm {
+
+// Slurm raises this real-time signal (SIGRTMIN+19, "RaisedSignal:53") when slurmstepd cannot set
+// a batch job up, most often because the working directory cannot be entered or created.
+inline constexpr int kSetupFailureSignal = 53;
+
+// e.g. "COMPLETED, exit code 0", "FAILED, exit code 3", "TIMEOUT after its time limit of 10 min",
+// "FAILED before the script ran: ... working directory '/x' ... (Slurm: RaisedSignal:53(...))".
+// For a job that has not ended it names the state and the pending reason.
+std::string DescribeOutcome(const JobInfo& job);
+
+}  // namespace slurmfleet::slurm

@@ -1,0 +1,55 @@
+// The running testbed, as scripts/test.sh exports it: SLURMRESTD_URL, SLURM_USER, SLURM_JWT_KEY,
+// TESTBED_ROOT. Integration tests FAIL (never skip) when it is missing, so a misconfigured run
+// cannot pass by testing nothing.
+#pragma once
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "auth/minting_token_source.h"
+#include "base/clock.h"
+#include "slurm/curl_transport.h"
+#include "slurm/rest_client.h"
+
+namespace slurmfleet::slurm {
+
+inline std::string TestbedEnv(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+struct Testbed {
+  std::string url = TestbedEnv("SLURMRESTD_URL");
+  std::string user = TestbedEnv("SLURM_USER").empty() ? "ci" : TestbedEnv("SLURM_USER");
+  std::string jwt_key = TestbedEnv("SLURM_JWT_KEY");
+  std::string root = TestbedEnv("TESTBED_ROOT");
+
+  // Empty when usable; otherwise what is missing.
+  std::string Missing() const {
+    if (url.empty() || jwt_key.empty() || root.empty()) {
+      return "SLURMRESTD_URL, SLURM_JWT_KEY and TESTBED_ROOT must be set: run the tests through "
+             "scripts/test.sh, which starts the testbed (testbed/testbed.sh) and exports them";
+    }
+    return {};
+  }
+};
+
+// Counts what went over the wire, by method, on top of a real transport.
+class CountingTransport final : public Transport {
+ public:
+  explicit CountingTransport(Transport& inner) : inner_(inner) {}
+  Result<HttpResponse> Send(const HttpRequest& r) override {
+    ++count_[r.method];
+    return inner_.Send(r);
+  }
+  int Count(const std::string& method) { return count_[method]; }
+
+ private:
+  Transport& inner_;
+  std::map<std::string, int> count_;
+};
+
+}  // namespace slurmfleet::slurm
