@@ -21,7 +21,9 @@ class RestClientIntegrationTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     ASSERT_EQ(testbed_.Missing(), "");
-    auto t = CurlTransport::Create({.base_url = testbed_.url});
+    TransportOptions options;
+    options.base_url = testbed_.url;
+    auto t = CurlTransport::Create(options);
     ASSERT_TRUE(t) << t.error().ToString();
     transport_ = std::move(*t);
     counting_ = std::make_unique<CountingTransport>(*transport_);

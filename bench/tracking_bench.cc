@@ -1,0 +1,173 @@
+// Tracking N held jobs on the real testbed: one batched request per cycle (what slurmfleet does)
+// against one GET per job (what per-agent pollers such as the Java plugin do), measured side by
+// side in one run; plus the parse throughput of a real N-job GET /jobs body.
+//
+//   tracking_bench [--jobs N] [--cycles C] [--api-version V] [--keep]
+// Needs SLURMRESTD_URL, SLURM_JWT_KEY (and SLURM_USER) as testbed/testbed.sh env prints them.
+// Not a test: it prints figures and never fails on them.
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "auth/minting_token_source.h"
+#include "base/clock.h"
+#include "slurm/curl_transport.h"
+#include "slurm/dialect.h"
+#include "slurm/rest_client.h"
+
+using namespace slurmfleet;
+using Steady = std::chrono::steady_clock;
+
+namespace {
+
+std::string Env(const char* name, const char* fallback = "") {
+  const char* v = std::getenv(name);
+  return v ? v : fallback;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+template <typename F>
+double Ms(F&& f) {
+  auto start = Steady::now();
+  f();
+  return std::chrono::duration<double, std::milli>(Steady::now() - start).count();
+}
+
+int Die(const std::string& what) {
+  std::cerr << "tracking_bench: " << what << "\n";
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int jobs = 500, cycles = 5;
+  std::string version = "v0.0.45";
+  bool keep = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--jobs" && i + 1 < argc) jobs = std::atoi(argv[++i]);
+    else if (a == "--cycles" && i + 1 < argc) cycles = std::atoi(argv[++i]);
+    else if (a == "--api-version" && i + 1 < argc) version = argv[++i];
+    else if (a == "--keep") keep = true;
+    else return Die("usage: tracking_bench [--jobs N] [--cycles C] [--api-version V] [--keep]");
+  }
+  std::string url = Env("SLURMRESTD_URL"), key = Env("SLURM_JWT_KEY"), user = Env("SLURM_USER", "ci");
+  if (url.empty() || key.empty()) return Die("set SLURMRESTD_URL and SLURM_JWT_KEY (eval \"$(testbed/testbed.sh env)\")");
+
+  SystemClock clock;
+  slurm::TransportOptions transport_options;
+  transport_options.base_url = url;
+  auto transport = slurm::CurlTransport::Create(transport_options);
+  if (!transport) return Die(transport.error().ToString());
+  auth::MintingTokenSource tokens(key, user, clock);
+  slurm::RestClientOptions options;
+  options.api_version = version;
+  auto connected = slurm::RestClient::Connect(**transport, tokens, options);
+  if (!connected) return Die(connected.error().ToString());
+  slurm::RestClient& client = **connected;
+
+  // held jobs never start, so their number and states stay put while we measure
+  const std::string prefix = "bench-track-";
+  auto existing = client.ListJobs(prefix);
+  if (!existing) return Die(existing.error().ToString());
+  std::vector<uint32_t> ids;
+  for (const slurm::JobInfo& j : *existing) {
+    if (j.state.base == slurm::BaseState::kPending) ids.push_back(j.job_id);
+  }
+  double submit_ms = Ms([&] {
+    while (static_cast<int>(ids.size()) < jobs) {
+      slurm::JobRequest r;
+      r.name = prefix + std::to_string(ids.size());
+      r.script = "#!/bin/bash\ntrue\n";
+      r.hold = true;
+      r.current_working_directory = "/tmp";
+      r.memory_per_node_mb = 10;
+      r.environment = {{"PATH", "/usr/bin:/bin", false}};
+      auto receipt = client.Submit(r);
+      if (!receipt) {
+        std::cerr << receipt.error().ToString() << "\n";
+        std::exit(1);
+      }
+      ids.push_back(receipt->job_id);
+    }
+  });
+  ids.resize(jobs);
+  std::cout << fmt::format("slurmrestd {} ({}), {} held jobs ready ({:.0f} ms to submit the missing ones)\n", url,
+                           version, ids.size(), submit_ms);
+
+  std::vector<double> batched_ms, state_ms, per_job_ms;
+  uint64_t batched_requests = 0, state_requests = 0, per_job_requests = 0;
+  for (int c = 0; c < cycles; ++c) {
+    uint64_t before = client.requests_sent();
+    batched_ms.push_back(Ms([&] {
+      auto snapshot = client.JobsChangedSince(std::nullopt);
+      if (!snapshot) std::exit(Die(snapshot.error().ToString()));
+    }));
+    batched_requests += client.requests_sent() - before;
+
+    before = client.requests_sent();
+    state_ms.push_back(Ms([&] {
+      auto states = client.JobStates(ids);
+      if (!states) std::exit(Die(states.error().ToString()));
+    }));
+    state_requests += client.requests_sent() - before;
+
+    before = client.requests_sent();
+    per_job_ms.push_back(Ms([&] {
+      for (uint32_t id : ids) {
+        auto job = client.GetJob({id, ""});
+        if (!job) std::exit(Die(job.error().ToString()));
+      }
+    }));
+    per_job_requests += client.requests_sent() - before;
+  }
+  auto row = [&](const char* what, uint64_t requests, const std::vector<double>& ms) {
+    std::cout << fmt::format("  {:<34} {:>6} requests/cycle {:>10.1f} ms/cycle (median of {})\n", what,
+                             requests / cycles, Median(ms), cycles);
+  };
+  std::cout << fmt::format("tracking {} jobs, {} cycles each:\n", ids.size(), cycles);
+  row("batched GET /jobs (full job info)", batched_requests, batched_ms);
+  row("batched GET /jobs/state?job_id=...", state_requests, state_ms);
+  row("one GET /job/{id} per job", per_job_requests, per_job_ms);
+  std::cout << fmt::format("  ratio per-job / batched: {:.0f}x the requests, {:.1f}x the wall time (full info), "
+                           "{:.1f}x (jobs/state)\n",
+                           static_cast<double>(per_job_requests) / std::max<uint64_t>(batched_requests, 1),
+                           Median(per_job_ms) / Median(batched_ms), Median(per_job_ms) / Median(state_ms));
+
+  // parse throughput of a real body
+  auto token = tokens.Get();
+  if (!token) return Die(token.error().ToString());
+  auto body = (*transport)->Send({"GET", "/slurm/" + version + "/jobs/", "", token->jwt});
+  if (!body || body->status != 200) return Die("GET /jobs failed");
+  const slurm::Dialect& dialect = *slurm::FindDialect(version);
+  size_t decoded = 0;
+  int reps = 20;
+  double parse_ms = Ms([&] {
+    for (int i = 0; i < reps; ++i) {
+      nlohmann::json j = nlohmann::json::parse(body->body);
+      for (const nlohmann::json& e : j["jobs"]) decoded += slurm::DecodeJobInfo(dialect, e).has_value();
+    }
+  });
+  double mb = static_cast<double>(body->body.size()) * reps / (1024.0 * 1024.0);
+  std::cout << fmt::format("parse + decode of a real GET /jobs body ({:.2f} MiB, {} jobs): {:.1f} MiB/s, {:.2f} ms per body\n",
+                           body->body.size() / (1024.0 * 1024.0), decoded / reps, mb / (parse_ms / 1000.0),
+                           parse_ms / reps);
+
+  if (!keep) {
+    for (uint32_t id : ids) (void)client.Cancel({id, ""});
+    std::cout << "cancelled the held jobs (use --keep to reuse them next run)\n";
+  }
+  return 0;
+}
