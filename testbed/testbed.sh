@@ -11,6 +11,9 @@
 #   testbed.sh token [USER] [LIFESPAN_S]   print a fresh JWT (only the token)
 #   testbed.sh exec CMD...      run CMD inside the testbed (e.g. `exec squeue`)
 #   testbed.sh env              print the `export` lines of the running testbed
+#   testbed.sh restart-daemon slurmrestd|slurmctld [DOWN_S]
+#                               stop one daemon, wait DOWN_S seconds (default 0), start it again
+#                               keeping the cluster's state (for fault tests)
 #
 # Knobs: TESTBED_SUITE [sid] (sid = Slurm 26.05, API v0.0.42-45; trixie = Slurm 24.11, v0.0.40-42)
 #        TESTBED_ROOT [/var/lib/slurmfleet-testbed/$SUITE]  TESTBED_NODES [2]  TESTBED_USER [ci]
@@ -19,6 +22,8 @@
 # A warm re-run on a healthy testbed changes nothing. When a daemon is down or slurm.conf changed,
 # every testbed process is stopped and the cluster starts from an empty state: recovered state
 # would show the killed jobs as RUNNING forever.
+# SC2016: single-quoted code runs inside the rootfs; SC2086: package lists are meant to split.
+# shellcheck disable=SC2016,SC2086
 set -euo pipefail
 
 SUITE=${TESTBED_SUITE:-sid}
@@ -94,7 +99,7 @@ cmd_stop() {
   [ -z "$(testbed_pids)" ] || die "testbed processes still running: $(testbed_pids | tr '\n' ' ')"
   log "stopped"
   if [ "${1:-}" = --purge ]; then
-    grep -q " $R[/ ]" /proc/self/mountinfo && die "refusing to purge: something is mounted below $R"
+    grep -q " ${R}[/ ]" /proc/self/mountinfo && die "refusing to purge: something is mounted below $R"
     rm -rf --one-file-system "$R"; log "removed $R"
   fi
 }
@@ -118,7 +123,7 @@ make_rootfs() {
     local mirror=${TESTBED_MIRROR:-$(host_mirror)}
     [ -n "$mirror" ] || die "no Debian mirror in the host's apt sources; set TESTBED_MIRROR"
     if [ -e "$R" ]; then
-      grep -q " $R[/ ]" /proc/self/mountinfo && die "$R has mounts on it; run '$0 stop' first"
+      grep -q " ${R}[/ ]" /proc/self/mountinfo && die "$R has mounts on it; run '$0 stop' first"
       rm -rf --one-file-system "$R"
     fi
     mkdir -p "$(dirname "$R")"
@@ -220,13 +225,8 @@ start_daemons() {
   for i in $(seq 1 50); do tb /usr/bin/scontrol ping 2>/dev/null | grep -q UP && break; sleep 0.2; done
   tb /usr/bin/scontrol ping | grep -q UP || die "slurmctld does not answer: $R/var/log/slurm/slurmctld.log"
   for n in $(node_names); do tb /usr/sbin/slurmd -N "$n"; done
-  # slurmrestd does not daemonize: its own session, stdio to its log. SLURM_JWT=daemon with
-  # rest_auth/jwt forwards each caller's token; -s openapi/slurmctld because 24.11 dies loading the
-  # slurmdbd plugin without a slurmdbd.
-  ( cd / && TB_PIDFILE=/run/slurmrestd.pid exec setsid unshare --mount --propagation private \
-      bash -c "$PIVOT" tb "$R" /usr/bin/env SLURM_JWT=daemon /usr/sbin/slurmrestd -u slurmrest -g slurmrest \
-      -a rest_auth/jwt -s openapi/slurmctld "127.0.0.1:$REST_PORT" ) > "$R/var/log/slurm/slurmrestd.log" 2>&1 < /dev/null &
-  for i in $(seq 1 50); do [ -s "$R/run/slurmrestd.pid" ] && break; sleep 0.1; done
+  : > "$R/var/log/slurm/slurmrestd.log"
+  start_slurmrestd
 }
 
 wait_ready() {
@@ -257,6 +257,40 @@ export TESTBED_SUITE=$SUITE
 EOT
 }
 
+start_slurmrestd() {
+  # slurmrestd does not daemonize: its own session, stdio to its log. SLURM_JWT=daemon with
+  # rest_auth/jwt forwards each caller's token; -s openapi/slurmctld because 24.11 dies loading the
+  # slurmdbd plugin without a slurmdbd.
+  ( cd / && TB_PIDFILE=/run/slurmrestd.pid exec setsid unshare --mount --propagation private \
+      bash -c "$PIVOT" tb "$R" /usr/bin/env SLURM_JWT=daemon /usr/sbin/slurmrestd -u slurmrest -g slurmrest \
+      -a rest_auth/jwt -s openapi/slurmctld "127.0.0.1:$REST_PORT" ) >> "$R/var/log/slurm/slurmrestd.log" 2>&1 < /dev/null &
+  local i; for i in $(seq 1 50); do [ -s "$R/run/slurmrestd.pid" ] && break; sleep 0.1; done
+}
+
+cmd_restart_daemon() {
+  local name=$1 down=${2:-0} pidfile i
+  case "$name" in
+    slurmrestd) pidfile=/run/slurmrestd.pid ;;
+    slurmctld) pidfile=/run/slurmctld.pid ;;
+    *) die "restart-daemon takes slurmrestd or slurmctld, not '$name'" ;;
+  esac
+  all_running || die "testbed is not running"
+  kill -TERM "$(cat "$R$pidfile")"
+  for i in $(seq 1 50); do pid_alive "$pidfile" || break; sleep 0.1; done
+  pid_alive "$pidfile" && kill -KILL "$(cat "$R$pidfile")"
+  rm -f "$R$pidfile"
+  log "$name stopped; down for $down s"
+  sleep "$down"
+  if [ "$name" = slurmrestd ]; then
+    start_slurmrestd
+  else
+    tb /usr/sbin/slurmctld  # recovers its saved state: running jobs stay running
+    for i in $(seq 1 50); do tb /usr/bin/scontrol ping 2>/dev/null | grep -q UP && break; sleep 0.2; done
+  fi
+  wait_ready "$(new_token "$TUSER" 600)"
+  log "$name is back"
+}
+
 cmd_start() {
   make_rootfs
   local changed; changed=$(write_conf)
@@ -276,5 +310,6 @@ case "${1:-start}" in
   token) all_running || die "testbed is not running"; new_token "${2:-$TUSER}" "${3:-$LIFESPAN}" ;;
   exec) shift; tb "$@" ;;
   env) all_running || die "testbed is not running"; print_env "$(new_token "$TUSER" "$LIFESPAN")" ;;
-  *) die "unknown command '$1' (start|stop [--purge]|status|token [USER] [LIFESPAN]|exec CMD...|env)" ;;
+  restart-daemon) cmd_restart_daemon "${2:-}" "${3:-0}" ;;
+  *) die "unknown command '$1' (start|stop [--purge]|status|token [USER] [LIFESPAN]|exec CMD...|env|restart-daemon NAME [DOWN_S])" ;;
 esac

@@ -12,10 +12,16 @@ struct CommandResult {
 
 void AddPingCommand(CLI::App& app, CommandResult& result);
 void AddJobsCommand(CLI::App& app, CommandResult& result);
+void AddValidateCommand(CLI::App& app, CommandResult& result);
+void AddRenderCommand(CLI::App& app, CommandResult& result);
+void AddServeCommand(CLI::App& app, CommandResult& result);
 
 inline void RegisterCommands(CLI::App& app, CommandResult& result) {
   AddPingCommand(app, result);
   AddJobsCommand(app, result);
+  AddValidateCommand(app, result);
+  AddRenderCommand(app, result);
+  AddServeCommand(app, result);
 }
 
 }  // namespace slurmfleet::cli

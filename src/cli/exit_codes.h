@@ -5,7 +5,6 @@
 
 namespace slurmfleet::cli {
 
-inline constexpr const char* kVersion = "0.1.0";
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;      // the operation failed (job rejected, not found, ...)

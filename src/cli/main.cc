@@ -4,11 +4,12 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "server/version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"slurmfleet: a control plane for Jenkins agents and batch runs on Slurm, via slurmrestd"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string(slurmfleet::cli::kVersion));
+  app.set_version_flag("--version", std::string(slurmfleet::server::kSlurmfleetVersion));
 
   slurmfleet::cli::CommandResult result;
   slurmfleet::cli::RegisterCommands(app, result);

@@ -9,8 +9,8 @@ constexpr std::string_view kTagPrefix = "slurmfleet:agent cloud=";
 constexpr std::string_view kTagTemplate = " template=";
 
 bool IsNameChar(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-         c == '.' || c == '_' || c == '-';
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '_' || c == '-';
 }
 
 Status CheckChars(std::string_view what, std::string_view name, size_t max_length) {
@@ -22,16 +22,16 @@ Status CheckChars(std::string_view what, std::string_view name, size_t max_lengt
   }
   for (char c : name) {
     if (!IsNameChar(c)) {
-      std::string shown = (c >= 0x20 && c < 0x7f) ? std::string(1, c)
-                                                  : "\\x" + std::to_string(static_cast<int>(
-                                                                static_cast<unsigned char>(c)));
-      return Fail(Code::kInvalidInput,
-                  std::string(what) + " '" + std::string(name) + "' contains '" + shown +
-                      "'; use only letters, digits, '.', '_' and '-'");
+      std::string shown =
+          (c >= 0x20 && c < 0x7f)
+              ? std::string(1, c)
+              : "\\x" + std::to_string(static_cast<int>(static_cast<unsigned char>(c)));
+      return Fail(Code::kInvalidInput, std::string(what) + " '" + std::string(name) +
+                                           "' contains '" + shown +
+                                           "'; use only letters, digits, '.', '_' and '-'");
     }
   }
-  if (!IsNameChar(name.front()) || name.front() == '.' || name.front() == '_' ||
-      name.front() == '-') {
+  if (name.front() == '.' || name.front() == '_' || name.front() == '-') {
     return Fail(Code::kInvalidInput, std::string(what) + " '" + std::string(name) +
                                          "' must start with a letter or a digit");
   }

@@ -16,13 +16,36 @@ using spec::ResolvedTemplate;
 
 std::string Q(std::string_view s) { return ShellQuote(s); }
 
+// Whether a template value that reaches the script holds '$' or '`': single-quoted, it stays
+// literal, which is what we want but what shellcheck flags (SC2016) as a likely mistake.
+bool QuotesExpansionCharacters(const ResolvedTemplate& t) {
+  std::vector<std::string> values = {*t.job.current_working_directory, t.java_path, t.jar_path};
+  for (const std::optional<std::string>* v :
+       {&t.pyxis.container_image, &t.pyxis.container_mounts, &t.pyxis.container_workdir,
+        &t.pyxis.container_name, &t.apptainer.image, &t.apptainer.java_path,
+        &t.apptainer.jar_path}) {
+    if (*v) values.push_back(**v);
+  }
+  for (const std::string& b : t.apptainer.binds.value_or(std::vector<std::string>{})) {
+    values.push_back(b);
+  }
+  for (const std::string& v : values) {
+    if (v.find_first_of("$`") != std::string::npos) return true;
+  }
+  return false;
+}
+
 // The first lines of every generated script.
 std::string Header(const ResolvedTemplate& t, const LaunchContext& c) {
   std::string s = "#!/bin/bash\n";
-  s += "# slurmfleet agent " + c.agent_name + ": cloud " + c.cloud + ", template " + t.name +
-       ", " + std::string(spec::LaunchModeName(t.mode)) + " launch.\n";
+  s += "# slurmfleet agent " + c.agent_name + ": cloud " + c.cloud + ", template " + t.name + ", " +
+       std::string(spec::LaunchModeName(t.mode)) + " launch.\n";
+  if (QuotesExpansionCharacters(t)) {
+    s += "# shellcheck disable=SC2016 # template values are single-quoted to stay literal\n";
+  }
   s += "set -eo pipefail\n\n";
-  s += "# Slurm starts the job with only the variables of the request; builds still want USER and\n";
+  s +=
+      "# Slurm starts the job with only the variables of the request; builds still want USER and\n";
   s += "# HOME (git refuses to run without HOME).\n";
   s += "USER=\"${USER:-$(id -un)}\"\n";
   s += "HOME=\"${HOME:-$(getent passwd \"$USER\" | cut -d: -f6)}\"\n";
@@ -39,7 +62,8 @@ std::string PrivateDirectory(const ResolvedTemplate& t, const LaunchContext& c) 
   s += "secret_file=\"$agent_dir/secret\"\n";
   if (t.download_jar) s += "jar_tmp=\n";
   s += "\n";
-  s += "# The agent's private directory: remoteFS and remoting -workDir, so two agents on one node\n";
+  s += "# The agent's private directory: remoteFS and remoting -workDir, so two agents on one "
+       "node\n";
   s += "# never share a workspace. It is removed when the job ends, however it ends.\n";
   s += "umask 077\n";
   s += "mkdir -p -- \"$workdir/agents\"\n";
@@ -65,7 +89,8 @@ std::string PrivateDirectory(const ResolvedTemplate& t, const LaunchContext& c) 
 
 std::string DownloadJar() {
   std::string s;
-  s += "# agent.jar comes from the controller the agent talks to, cached in the working directory:\n";
+  s += "# agent.jar comes from the controller the agent talks to, cached in the working "
+       "directory:\n";
   s += "# fetched when missing or older than the controller's, into a temporary file that is\n";
   s += "# checked and then renamed into place, so a concurrent agent never sees half a jar.\n";
   s += "agent_jar=\"$workdir/agent.jar\"\n";
@@ -141,7 +166,8 @@ std::string ApptainerScript(const ResolvedTemplate& t, const LaunchContext& c) {
 std::string PyxisScript(const ResolvedTemplate& t, const LaunchContext& c) {
   const spec::PyxisLaunch& p = t.pyxis;
   std::string s = Header(t, c);
-  s += "# Runs inside the container: moves the secret from the environment into a 0600 file (never\n";
+  s += "# Runs inside the container: moves the secret from the environment into a 0600 file "
+       "(never\n";
   s += "# onto a command line), then starts the agent with the arguments it is given. Remoting\n";
   s += "# works in /tmp/{agent} inside the container; remoteFS is the working directory.\n";
   s += "# shellcheck disable=SC2016 # $1, $@ and $JENKINS_SECRET expand inside the container\n";
@@ -179,10 +205,10 @@ std::string PyxisScript(const ResolvedTemplate& t, const LaunchContext& c) {
 Status CheckExtraFields(const spec::JobFields& job, const std::string& version) {
   const spec::JobDescSchema* schema = spec::FindJobDescSchema(version);
   if (schema == nullptr) {
-    return Fail(Code::kInvalidInput,
-                "API version '" + version + "' is not supported; use one of " +
-                    slurm::SupportedVersions(),
-                "apiVersion");
+    return Fail(
+        Code::kInvalidInput,
+        "API version '" + version + "' is not supported; use one of " + slurm::SupportedVersions(),
+        "apiVersion");
   }
   std::vector<Error> problems;
   for (const auto& [key, value] : job.extra.items()) {
@@ -199,8 +225,8 @@ Result<RenderedJob> Render(const ResolvedTemplate& t, const LaunchContext& c) {
   if (Status s = ValidateName("template name", t.name); !s) return std::unexpected(s.error());
   if (Status s = ValidateAgentName(c.agent_name); !s) return std::unexpected(s.error());
   if (!c.jenkins_url.starts_with("http://") && !c.jenkins_url.starts_with("https://")) {
-    return Fail(Code::kInvalidInput,
-                "'" + c.jenkins_url + "' is not an http:// or https:// URL", "jenkinsUrl");
+    return Fail(Code::kInvalidInput, "'" + c.jenkins_url + "' is not an http:// or https:// URL",
+                "jenkinsUrl");
   }
   if (!t.job.current_working_directory) {
     return Fail(Code::kInvalidInput, "no working directory; resolve the template first",

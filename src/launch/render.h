@@ -13,9 +13,8 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "base/error.h"
 #include "base/secret.h"
@@ -26,11 +25,11 @@ namespace slurmfleet::launch {
 
 // The facts of one launch, beyond the template.
 struct LaunchContext {
-  std::string cloud;        // validated as a name (agent_name.h)
-  std::string agent_name;   // from MakeAgentName; also the Slurm job name
-  std::string jenkins_url;  // http(s)://...; a missing trailing slash is added
-  std::string api_version;  // "v0.0.45": the job_desc schema extra fields are checked against
-  Secret agent_secret;      // from the node's JNLP file; ends up only in JENKINS_SECRET
+  std::string cloud;         // validated as a name (agent_name.h)
+  std::string agent_name;    // from MakeAgentName; also the Slurm job name
+  std::string jenkins_url;   // http(s)://...; a missing trailing slash is added
+  std::string api_version;   // "v0.0.45": the job_desc schema extra fields are checked against
+  Secret agent_secret;       // from the node's JNLP file; ends up only in JENKINS_SECRET
   uint64_t agent_index = 0;  // SLURMFLEET_AGENT_INDEX, e.g. to pick distinct ports on one node
 };
 

@@ -4,9 +4,9 @@ namespace slurmfleet::launch {
 namespace {
 
 bool IsSafe(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-         c == '_' || c == '@' || c == '%' || c == '+' || c == ':' || c == ',' ||
-         c == '.' || c == '/' || c == '-';
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '@' || c == '%' || c == '+' || c == ':' || c == ',' || c == '.' || c == '/' ||
+         c == '-';
 }
 
 }  // namespace

@@ -74,6 +74,9 @@ Result<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, AppendBody);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
   curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+  // libcurl silently sends a request again when a reused connection turns out dead; for a POST
+  // that could make a second job, so a POST always gets a connection of its own.
+  curl_easy_setopt(curl, CURLOPT_FRESH_CONNECT, request.method == "POST" ? 1L : 0L);
   if (!request.body.empty() || request.method == "POST") {
     curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.c_str());
     curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(request.body.size()));

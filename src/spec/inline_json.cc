@@ -74,8 +74,7 @@ Result<JobTemplate> ParseInlineJson(std::string_view text, SchemaSet schemas) {
     doc = json::parse(text);
   } catch (const json::parse_error& e) {
     return Fail(Code::kInvalidInput,
-                std::string("not valid JSON: ") + e.what() + "; check quotes and commas",
-                "json");
+                std::string("not valid JSON: ") + e.what() + "; check quotes and commas", "json");
   }
   std::vector<Error> problems;
   JobTemplate layer;

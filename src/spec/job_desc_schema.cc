@@ -15,15 +15,23 @@ void Problem(std::vector<Error>& problems, const std::string& path, std::string 
 
 std::string TypeName(const json& v) {
   switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return "a boolean";
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return "a boolean";
     case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "an integer";
-    case json::value_t::number_float: return "a number with a fraction";
-    case json::value_t::string: return "a string";
-    case json::value_t::array: return "an array";
-    case json::value_t::object: return "an object";
-    default: return "an unsupported value";
+    case json::value_t::number_unsigned:
+      return "an integer";
+    case json::value_t::number_float:
+      return "a number with a fraction";
+    case json::value_t::string:
+      return "a string";
+    case json::value_t::array:
+      return "an array";
+    case json::value_t::object:
+      return "an object";
+    default:
+      return "an unsupported value";
   }
 }
 
@@ -110,7 +118,8 @@ void CheckValue(const FieldSchema& field, const json& v, const std::string& path
       }
       return;
     case FieldKind::kInt64:
-      if (!v.is_number_integer()) Problem(problems, path, "expected an integer, got " + TypeName(v));
+      if (!v.is_number_integer())
+        Problem(problems, path, "expected an integer, got " + TypeName(v));
       return;
     case FieldKind::kBool:
       if (!v.is_boolean()) Problem(problems, path, "expected a boolean, got " + TypeName(v));
@@ -154,8 +163,12 @@ void CheckValue(const FieldSchema& field, const json& v, const std::string& path
       }
       return;
     }
-    case FieldKind::kNoValInt: CheckNoVal(v, path, problems); return;
-    case FieldKind::kObject: CheckObject(field.fields, v, path, problems); return;
+    case FieldKind::kNoValInt:
+      CheckNoVal(v, path, problems);
+      return;
+    case FieldKind::kObject:
+      CheckObject(field.fields, v, path, problems);
+      return;
     case FieldKind::kAnyArray:
       if (!v.is_array()) Problem(problems, path, "expected an array, got " + TypeName(v));
       return;

@@ -7,12 +7,11 @@
 // reach Slurm, so a typo fails at `validate` time with a JSON path instead of as a 422 at submit.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/error.h"
 

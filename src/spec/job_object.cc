@@ -9,6 +9,20 @@ namespace {
 
 using nlohmann::json;
 
+// An integer of at least 1, whatever JSON representation it has (nlohmann stores non-negative
+// literals as unsigned, negative ones as signed).
+std::optional<uint64_t> Positive(const json& v) {
+  if (v.is_number_unsigned()) {
+    uint64_t n = v.get<uint64_t>();
+    return n >= 1 ? std::optional(n) : std::nullopt;
+  }
+  if (v.is_number_integer()) {
+    int64_t n = v.get<int64_t>();
+    return n >= 1 ? std::optional(static_cast<uint64_t>(n)) : std::nullopt;
+  }
+  return std::nullopt;
+}
+
 class Decoder {
  public:
   Decoder(const std::string& path, std::vector<Error>& problems)
@@ -26,15 +40,12 @@ class Decoder {
 
   // A positive int32, since every count we model (CPUs, tasks, nodes) must be at least 1.
   std::optional<int32_t> Count(const std::string& key, const json& v) {
-    if (v.is_number_integer() && !v.is_number_unsigned() && v.get<int64_t>() < 1) {
-      Problem(key, "must be at least 1");
+    std::optional<uint64_t> n = Positive(v);
+    if (!n || *n > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
+      Problem(key, "expected a whole number from 1 to 2147483647");
       return std::nullopt;
     }
-    if (!v.is_number_integer() || v.get<uint64_t>() > std::numeric_limits<int32_t>::max()) {
-      Problem(key, "expected a whole number between 1 and 2147483647");
-      return std::nullopt;
-    }
-    return static_cast<int32_t>(v.get<int64_t>());
+    return static_cast<int32_t>(*n);
   }
 
   // memory_per_node / time_limit: N, or {"set": true, "number": N}. "infinite" and "set": false
@@ -62,13 +73,12 @@ class Decoder {
       }
       number = &v["number"];
     }
-    if (!number->is_number_integer() ||
-        (!number->is_number_unsigned() && number->get<int64_t>() < 1) ||
-        number->get<uint64_t>() > max) {
+    std::optional<uint64_t> n = Positive(*number);
+    if (!n || *n > max) {
       Problem(key, std::string("expected a whole number of ") + unit + " (at least 1)");
       return std::nullopt;
     }
-    return number->get<uint64_t>();
+    return *n;
   }
 
   std::optional<std::vector<std::string>> Nodes(const std::string& key, const json& v) {
@@ -136,8 +146,8 @@ bool IsReservedJobField(std::string_view name) {
 std::string CheckEnvironmentName(std::string_view name) {
   bool ok = !name.empty() && !(name[0] >= '0' && name[0] <= '9');
   for (char c : name) {
-    ok = ok && ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                c == '_');
+    ok = ok &&
+         ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_');
   }
   if (!ok) {
     return "'" + std::string(name) +
@@ -146,8 +156,7 @@ std::string CheckEnvironmentName(std::string_view name) {
   }
   if (name == "JENKINS_URL" || name == "JENKINS_SECRET" || name == "JENKINS_AGENT_NAME" ||
       name.starts_with("SLURMFLEET_")) {
-    return "'" + std::string(name) +
-           "' is set by slurmfleet for every agent; choose another name";
+    return "'" + std::string(name) + "' is set by slurmfleet for every agent; choose another name";
   }
   return {};
 }

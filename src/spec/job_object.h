@@ -3,11 +3,10 @@
 // checked against the job_desc_msg schema and kept in JobFields::extra. Pure; no I/O.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "spec/job_desc_schema.h"

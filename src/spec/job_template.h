@@ -6,11 +6,10 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace slurmfleet::spec {
 
@@ -42,9 +41,9 @@ struct JobFields {
 
 // Native launch (no container): Java and agent.jar on the compute node.
 struct NativeLaunch {
-  std::optional<std::string> java_path;  // default "java"
-  std::optional<std::string> jar_path;   // required unless download_jar
-  std::optional<bool> download_jar;      // fetch {JENKINS_URL}jnlpJars/agent.jar at job start
+  std::optional<std::string> java_path;     // default "java"
+  std::optional<std::string> jar_path;      // required unless download_jar
+  std::optional<bool> download_jar;         // fetch {JENKINS_URL}jnlpJars/agent.jar at job start
   std::optional<std::string> setup_script;  // shell lines run before the agent starts
 
   bool operator==(const NativeLaunch&) const = default;
@@ -54,10 +53,10 @@ struct NativeLaunch {
 struct PyxisLaunch {
   std::optional<std::string> container_image;  // required: a .sqsh path or image reference
   std::optional<bool> container_mount_home;    // --container-mount-home / --no-container-mount-home
-  std::optional<std::string> container_mounts;  // --container-mounts=SRC:DST[:FLAGS],...
+  std::optional<std::string> container_mounts;   // --container-mounts=SRC:DST[:FLAGS],...
   std::optional<std::string> container_workdir;  // --container-workdir
   std::optional<bool> container_writable;        // --container-writable / --container-readonly
-  std::optional<bool> container_remap;  // --container-remap-root / --no-container-remap-root
+  std::optional<bool> container_remap;        // --container-remap-root / --no-container-remap-root
   std::optional<std::string> container_name;  // --container-name
 
   bool operator==(const PyxisLaunch&) const = default;
@@ -86,7 +85,7 @@ struct JobTemplate {
   NativeLaunch agent;
   std::optional<PyxisLaunch> pyxis;
   std::optional<ApptainerLaunch> apptainer;
-  std::optional<std::string> custom_script;  // submitted unchanged instead of a generated one
+  std::optional<std::string> custom_script;        // submitted unchanged instead of a generated one
   std::map<std::string, std::string> environment;  // extra variables, merged key by key
 
   bool operator==(const JobTemplate&) const = default;

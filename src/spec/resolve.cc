@@ -29,10 +29,10 @@ Result<JobTemplate> ResolveChain(std::span<const JobTemplate> templates, std::st
       return Fail(Code::kNotFound, "no job template named '" + std::string(name) + "'",
                   "templates");
     }
-    return Fail(Code::kInvalidInput,
-                "inheritFrom names '" + std::string(name) +
-                    "', which is not a job template of this cloud",
-                "templates." + chain.back() + ".inheritFrom");
+    return Fail(
+        Code::kInvalidInput,
+        "inheritFrom names '" + std::string(name) + "', which is not a job template of this cloud",
+        "templates." + chain.back() + ".inheritFrom");
   }
   chain.emplace_back(name);
   JobTemplate merged;
@@ -56,10 +56,14 @@ std::vector<std::string> SplitLabels(const std::string& s) {
 
 std::string_view LaunchModeName(LaunchMode mode) {
   switch (mode) {
-    case LaunchMode::kNative: return "native";
-    case LaunchMode::kPyxis: return "pyxis";
-    case LaunchMode::kApptainer: return "apptainer";
-    case LaunchMode::kCustomScript: return "custom";
+    case LaunchMode::kNative:
+      return "native";
+    case LaunchMode::kPyxis:
+      return "pyxis";
+    case LaunchMode::kApptainer:
+      return "apptainer";
+    case LaunchMode::kCustomScript:
+      return "custom";
   }
   return "unknown";
 }
@@ -99,8 +103,7 @@ Result<ResolvedTemplate> Finalize(const JobTemplate& m) {
   if (m.custom_script && (m.pyxis || m.apptainer)) {
     return Fail(Code::kInvalidInput,
                 "a custom script replaces the generated launch, so it cannot be combined with a " +
-                    std::string(m.pyxis ? "pyxis" : "apptainer") +
-                    " block; remove one of them",
+                    std::string(m.pyxis ? "pyxis" : "apptainer") + " block; remove one of them",
                 where + "customScript");
   }
   if (m.pyxis && m.apptainer) {

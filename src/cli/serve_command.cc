@@ -1,0 +1,218 @@
+// `slurmfleet serve`: the daemon, and its composition root. It is the only place that names
+// concrete types: it loads the config, opens the store, builds each cloud's transport, token
+// source, client and engine, then the REST server. Start-up follows dependency order and every
+// stop runs in reverse. SIGTERM/SIGINT: stop taking work, let each engine finish its pass (a
+// submit POST in flight completes and is recorded), close the store, exit 0. SIGHUP: re-read the
+// config and the API tokens; state is untouched.
+#include <csignal>
+#include <iostream>
+#include <thread>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include "auth/env_token_source.h"
+#include "auth/file_token_source.h"
+#include "auth/minting_token_source.h"
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "config/config.h"
+#include "fleet/service.h"
+#include "server/http_server.h"
+#include "server/version.h"
+#include "slurm/curl_transport.h"
+
+extern char** environ;
+
+namespace slurmfleet::cli {
+namespace {
+
+struct ServeOptions {
+  std::string config_path;
+  std::vector<std::string> set_flags;
+};
+
+void Log(const std::string& line) {
+  auto now = std::chrono::floor<std::chrono::milliseconds>(std::chrono::system_clock::now());
+  std::cerr << fmt::format("{:%Y-%m-%dT%H:%M:%S}Z {}\n", now, line);
+}
+
+std::unique_ptr<auth::TokenSource> MakeTokenSource(const config::SlurmCredentials& c, const Clock& clock) {
+  switch (c.source) {
+    case config::SlurmCredentials::Source::kMintFromKey:
+      return std::make_unique<auth::MintingTokenSource>(c.jwt_key_file, c.user, clock,
+                                                        std::chrono::seconds(c.token_lifetime_seconds));
+    case config::SlurmCredentials::Source::kEnvironment:
+      return std::make_unique<auth::EnvTokenSource>(c.token_env, auth::EnvTokenSource::ProcessEnvironment(), clock);
+    case config::SlurmCredentials::Source::kTokenFile:
+      break;
+  }
+  return std::make_unique<auth::FileTokenSource>(c.token_file, clock,
+                                                 [](std::string_view m) { Log("warning: " + std::string(m)); });
+}
+
+Result<std::pair<std::string, int>> SplitListen(const std::string& listen) {
+  size_t colon = listen.rfind(':');
+  if (colon == std::string::npos) return Fail(Code::kInvalidInput, "not HOST:PORT", "daemon.listen");
+  return std::make_pair(listen.substr(0, colon), std::stoi(listen.substr(colon + 1)));
+}
+
+Result<config::Config> Load(const ServeOptions& o) {
+  Result<std::vector<config::Override>> overrides =
+      config::CollectOverrides(config::SlurmfleetVariables(environ), o.set_flags);
+  if (!overrides) return std::unexpected(overrides.error());
+  return config::LoadConfig(o.config_path, *overrides);
+}
+
+int RunServe(const ServeOptions& options) {
+  // Signals are taken by sigwait() on this thread only: block them before any thread starts.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  Result<config::Config> cfg = Load(options);
+  if (!cfg) {
+    Log("error: " + cfg.error().ToString());
+    return kExitConfig;
+  }
+  if (cfg->clouds.empty()) {
+    Log("error: " + options.config_path + ": no clouds configured; add one under jenkins.clouds");
+    return kExitConfig;
+  }
+  const config::DaemonConfig& daemon = cfg->daemon;
+  SystemClock clock;
+
+  Result<std::unique_ptr<store::Store>> store = store::Store::Open(daemon.state_file, clock);
+  if (!store) {
+    Log("error: " + store.error().ToString());
+    return store.error().code == Code::kConflict ? kExitFailure : kExitConfig;
+  }
+
+  Result<std::unique_ptr<server::ApiTokens>> tokens =
+      daemon.api_tokens_file.empty() ? Result<std::unique_ptr<server::ApiTokens>>(server::ApiTokens::None())
+                                     : server::ApiTokens::Load(daemon.api_tokens_file);
+  if (!tokens) {
+    Log("error: " + tokens.error().ToString());
+    return kExitConfig;
+  }
+
+  std::vector<fleet::CloudRuntime> clouds;
+  for (const config::Cloud& cloud : cfg->clouds) {
+    fleet::CloudRuntime rt;
+    rt.name = cloud.name;
+    rt.slurm_url = cloud.slurm_rest_api_url;
+    rt.api_version = cloud.api_version;
+    rt.max_agents = cloud.max_agents;
+    slurm::TransportOptions t;
+    t.base_url = cloud.slurm_rest_api_url;
+    t.verify_tls = cloud.tls_verify;
+    t.total_timeout = std::chrono::seconds(daemon.slurm_timeout_seconds);
+    auto transport = slurm::CurlTransport::Create(t);
+    if (!transport) {
+      Log("error: cloud " + cloud.name + ": " + transport.error().ToString());
+      return kExitConfig;
+    }
+    rt.transport = std::move(*transport);
+    rt.tokens = MakeTokenSource(cloud.credentials, clock);
+    slurm::RestClientOptions ro;
+    ro.api_version = cloud.api_version;
+    rt.client = std::make_unique<slurm::LazyClient>(*rt.transport, *rt.tokens, ro);
+    fleet::EngineOptions eo;
+    eo.cloud = cloud.name;
+    eo.instance = daemon.instance;
+    eo.fast_interval = std::chrono::milliseconds(daemon.poll_fast_ms);
+    eo.slow_interval = std::chrono::milliseconds(daemon.poll_slow_ms);
+    eo.lost_grace = std::chrono::seconds(daemon.lost_grace_seconds);
+    eo.orphan_grace = std::chrono::seconds(daemon.orphan_grace_seconds);
+    // past the transport's total timeout, so a POST still in flight cannot land after the proof
+    eo.absence_margin = std::chrono::duration_cast<std::chrono::seconds>(t.total_timeout) + std::chrono::seconds(15);
+    eo.fail_fast.partition_down_is_fatal = daemon.partition_down_is_fatal;
+    auto engine = fleet::Engine::Create(**store, *rt.client, clock, eo);
+    if (!engine) {
+      Log("error: cloud " + cloud.name + ": " + engine.error().ToString());
+      return kExitConfig;
+    }
+    rt.engine = std::move(*engine);
+    Log(fmt::format("cloud {}: slurmrestd {} (API {}), {}, {} live submissions", cloud.name, rt.slurm_url,
+                    rt.api_version, rt.tokens->Describe(), rt.engine->active_count()));
+    clouds.push_back(std::move(rt));
+  }
+
+  fleet::Service service(**store, std::move(clouds));
+  auto listen = SplitListen(daemon.listen);
+  if (!listen) {
+    Log("error: " + listen.error().ToString());
+    return kExitConfig;
+  }
+  server::ServerOptions so;
+  so.listen_host = listen->first;
+  so.listen_port = listen->second;
+  so.access_log = [](const server::AccessLogEntry& e) { Log(server::FormatAccessLog(e)); };
+  auto api = server::ApiServer::Start(so, service, **store, **tokens, clock);
+  if (!api) {
+    Log("error: " + api.error().ToString());
+    return kExitConfig;
+  }
+  service.Start();
+  Log(fmt::format("slurmfleet {} serving on {}:{} (state {}, instance {})", server::kSlurmfleetVersion, so.listen_host,
+                  (*api)->port(), daemon.state_file, daemon.instance));
+
+  // Every event becomes one log line, so operators see what the engines do.
+  std::atomic<bool> stopping{false};
+  std::thread event_log([&] {
+    int64_t after = 0;
+    if (auto last = (*store)->Events("", 0, 0); last && !last->empty()) after = last->back().id;
+    while (!stopping) {
+      if (auto events = (*store)->Events("", after, 1000); events) {
+        for (const store::Event& e : *events) {
+          Log(fmt::format("{} {}: {}", e.key, e.type, e.message));
+          after = e.id;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  });
+
+  for (;;) {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    if (sig == SIGHUP) {
+      Result<config::Config> fresh = Load(options);
+      if (!fresh) {
+        Log("reload refused, keeping the running configuration: " + fresh.error().ToString());
+        continue;
+      }
+      if (Status reloaded = (*tokens)->Reload(); !reloaded) {
+        Log("API tokens not reloaded: " + reloaded.error().ToString());
+      }
+      Log("configuration re-read (" + options.config_path + ")");
+      continue;
+    }
+    Log(std::string("received ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + ": draining");
+    break;
+  }
+  service.Drain();
+  (*api)->Stop();
+  service.Stop();
+  stopping = true;
+  event_log.join();
+  Log("stopped");
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddServeCommand(CLI::App& app, CommandResult& result) {
+  auto options = std::make_shared<ServeOptions>();
+  CLI::App* cmd = app.add_subcommand("serve", "run the control plane daemon");
+  cmd->add_option("--config", options->config_path, "the configuration file")
+      ->envname("SLURMFLEET_CONFIG")
+      ->required();
+  cmd->add_option("--set", options->set_flags, "override a config value: PATH=VALUE (e.g. daemon.listen=0.0.0.0:8470)");
+  cmd->callback([options, &result] { result.exit_code = RunServe(*options); });
+}
+
+}  // namespace slurmfleet::cli

@@ -1,0 +1,135 @@
+// The slurmfleet configuration: one YAML file shaped like the Jenkins JCasC `clouds:` block of the
+// Slurm plugin, plus `batch:` (the batch-run side) and `daemon:`. Environment variables
+// (SLURMFLEET_*) override the file and command-line `--set` flags override both (overrides.h).
+// Credentials are only ever referenced (file paths, a variable name), never written inline.
+//
+//   jenkins:
+//     clouds:
+//       - slurm:
+//           name: local
+//           slurmRestApiUrl: http://127.0.0.1:6820
+//           credentials: {user: ci, jwtFile: /etc/slurmfleet/slurm.jwt}
+//           jenkinsUrl: http://jenkins:8080/
+//           jobTemplates:
+//             - {name: cpu, label: linux, agentLaunch: {downloadJar: true}}
+//   batch:  {restUrl: ..., partition: gpu, runtimeProfile: enroot-pyxis, storageRoot: /lustre/sf}
+//   daemon: {listen: 127.0.0.1:8470, stateFile: /var/lib/slurmfleet/state.db}
+//
+// docs/configuration.md documents every key. Loading never throws; the model is plain values.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/error.h"
+#include "config/diagnostic.h"
+#include "config/overrides.h"
+#include "spec/job_template.h"
+
+namespace slurmfleet::config {
+
+inline constexpr std::string_view kAutoApiVersion = "auto";
+
+// Where a Slurm JWT comes from. Exactly one source per credentials block.
+struct SlurmCredentials {
+  enum class Source { kTokenFile, kEnvironment, kMintFromKey };
+  Source source = Source::kTokenFile;
+  std::string user;          // X-SLURM-USER-NAME; required when minting
+  std::string token_file;    // kTokenFile (jwtFile): re-read whenever Slurm rejects the token
+  std::string token_env;     // kEnvironment (jwtEnv): the variable's name, e.g. SLURM_JWT
+  std::string jwt_key_file;  // kMintFromKey (jwtKeyFile): Slurm's HS256 jwt_key
+  int token_lifetime_seconds = 1800;  // kMintFromKey (tokenLifetimeSeconds)
+
+  bool operator==(const SlurmCredentials&) const = default;
+};
+
+// How slurmfleet authenticates to Jenkins: a user and a file holding that user's API token.
+struct JenkinsCredentials {
+  std::string user;
+  std::string api_token_file;
+  bool operator==(const JenkinsCredentials&) const = default;
+};
+
+struct Cloud {
+  std::string name;
+  std::string slurm_rest_api_url;
+  std::string api_version = std::string(kAutoApiVersion);  // "auto" or "v0.0.4x"
+  bool tls_verify = true;
+  SlurmCredentials credentials;
+  std::string jenkins_url;  // always ends with '/'
+  JenkinsCredentials jenkins_credentials;
+  int max_agents = 10;
+  std::vector<std::string> authorized_folders;  // empty: every folder may use this cloud
+  // The cloud layer under every template: defaultPartition, agentTimeoutMinutes,
+  // defaultAgentLaunch and environment, as a template layer.
+  spec::JobTemplate defaults;
+  std::vector<spec::JobTemplate> job_templates;  // as written; resolve with spec::Resolve
+
+  bool operator==(const Cloud&) const = default;
+};
+
+enum class RuntimeProfile { kEnrootPyxis, kApptainer };
+
+// The batch-run side (SLURMFLEET_SLURM_*, SLURMFLEET_STORAGE_ROOT, ...).
+struct BatchConfig {
+  std::string rest_url;
+  std::string api_version = "v0.0.45";
+  bool tls_verify = true;
+  SlurmCredentials credentials;
+  std::string partition;
+  RuntimeProfile runtime_profile = RuntimeProfile::kEnrootPyxis;
+  std::string storage_root;          // on the parallel filesystem, as this host sees it
+  std::string cluster_storage_root;  // the same root as compute nodes see it; default storage_root
+  std::string runtime_registry_file;
+
+  bool operator==(const BatchConfig&) const = default;
+};
+
+struct DaemonConfig {
+  std::string listen = "127.0.0.1:8470";
+  std::string state_file = "/var/lib/slurmfleet/state.db";
+  std::string api_tokens_file;      // bearer tokens of the REST API; empty: only /health and /ready
+  std::string instance = "default";  // tags our jobs: two installations never touch each other's
+  int poll_fast_ms = 1000;           // tracking interval while anything is starting or unsure
+  int poll_slow_ms = 10000;          // tracking interval when everything is steady
+  int lost_grace_seconds = 60;       // a tracked job missing from Slurm this long is lost
+  int orphan_grace_seconds = 120;    // a job with our tag that no submission owns is cancelled then
+  bool partition_down_is_fatal = false;  // fail pending jobs of a down partition at once
+  int slurm_timeout_seconds = 30;        // total timeout of one request to slurmrestd
+  bool operator==(const DaemonConfig&) const = default;
+};
+
+struct Config {
+  std::vector<Cloud> clouds;
+  std::optional<BatchConfig> batch;
+  DaemonConfig daemon;
+
+  const Cloud* FindCloud(std::string_view name) const;  // nullptr when absent
+  bool operator==(const Config&) const = default;
+};
+
+struct LoadResult {
+  Config config;  // complete only when `diagnostics` is empty
+  std::vector<Diagnostic> diagnostics;
+  bool ok() const { return diagnostics.empty(); }
+};
+
+// Decodes and validates `text` (named `file` in diagnostics) with `overrides` applied. Reports
+// every problem: YAML syntax, unknown or misspelt keys, wrong types, out-of-range values, missing
+// required keys, conflicting credential sources, invalid names, inheritFrom cycles, and raw job
+// fields that the API version's job_desc schema refuses. Every template is resolved against its
+// cloud, so a template that cannot render is reported here.
+LoadResult LoadConfigText(std::string_view text, std::string_view file,
+                          const std::vector<Override>& overrides);
+
+// Reads `path`, then LoadConfigText. A file that cannot be read is one diagnostic.
+LoadResult LoadConfigFile(const std::string& path, const std::vector<Override>& overrides);
+
+// For callers that only need a usable config: kInvalidInput whose message is the first diagnostic
+// and the number of others ("... (and 3 more problems; run slurmfleet validate)").
+Result<Config> LoadConfig(const std::string& path, const std::vector<Override>& overrides);
+
+}  // namespace slurmfleet::config

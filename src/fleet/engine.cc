@@ -1,0 +1,405 @@
+#include "fleet/engine.h"
+
+#include <random>
+
+#include "slurm/request_codec.h"
+
+namespace slurmfleet::fleet {
+namespace {
+
+using store::Phase;
+
+std::string NewKey() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string key = "sf-";
+  uint64_t a = rng(), b = rng();
+  for (int i = 0; i < 16; ++i) key += kHex[(i < 8 ? a >> (i * 4) : b >> ((i - 8) * 4)) & 0xf];
+  return key;
+}
+
+bool NeedsAttention(const store::Submission& s) {
+  switch (s.phase) {
+    case Phase::kIntent:
+    case Phase::kSubmitting:
+    case Phase::kPending:
+    case Phase::kStarting:
+    case Phase::kCompleting: return true;
+    default: return s.cancel_requested;
+  }
+}
+
+bool Live(const slurm::JobState& state) {
+  using slurm::BaseState;
+  return state.base == BaseState::kPending || state.base == BaseState::kRunning ||
+         state.base == BaseState::kSuspended;
+}
+
+std::string StateText(const slurm::JobInfo& job) {
+  std::string text = slurm::JobStateString(job.state);
+  if (job.state.base == slurm::BaseState::kPending && !job.state_reason.empty() && job.state_reason != "None") {
+    text += " (" + job.state_reason + ")";
+  } else if (job.state.base == slurm::BaseState::kRunning && !job.nodes.empty()) {
+    text += " on " + job.nodes;
+  }
+  return text;
+}
+
+}  // namespace
+
+Engine::Engine(store::Store& store, slurm::Client& slurm, const Clock& clock, EngineOptions options)
+    : store_(store), slurm_(slurm), clock_(clock), options_(std::move(options)) {}
+
+Result<std::unique_ptr<Engine>> Engine::Create(store::Store& store, slurm::Client& slurm, const Clock& clock,
+                                               EngineOptions options) {
+  if (Status s = ValidateTagPart("instance", options.instance); !s) return std::unexpected(s.error());
+  std::unique_ptr<Engine> engine(new Engine(store, slurm, clock, std::move(options)));
+  store::ListFilter filter;
+  filter.active_only = true;
+  filter.cloud = engine->options_.cloud;
+  Result<std::vector<store::Submission>> live = store.List(filter);
+  if (!live) return std::unexpected(live.error());
+  for (store::Submission& s : *live) engine->active_.emplace(s.key, std::move(s));
+  engine->active_count_ = engine->active_.size();
+  return engine;
+}
+
+int64_t Engine::Now() const {
+  return std::chrono::duration_cast<std::chrono::seconds>(clock_.Now().time_since_epoch()).count();
+}
+
+Result<store::Submission> Engine::AddIntent(std::string key, const std::string& kind, const std::string& owner,
+                                            const slurm::JobRequest& request) {
+  if (key.empty()) key = NewKey();
+  if (Status s = ValidateTagPart("submission key", key); !s) return std::unexpected(s.error());
+  store::Submission s;
+  s.key = key;
+  s.kind = kind;
+  s.cloud = options_.cloud;
+  s.owner = owner;
+  s.request_json = slurm::EncodeRequest(request);
+  s.phase = Phase::kIntent;
+  if (Status added = store_.Add(s); !added) {
+    if (added.error().code != Code::kConflict) return std::unexpected(added.error());
+    Result<store::Submission> existing = store_.Get(key);
+    if (!existing) return std::unexpected(existing.error());
+    if (existing->request_json != s.request_json || existing->cloud != s.cloud) {
+      return Fail(Code::kConflict, "submission key '" + key + "' already exists with a different request",
+                  "key");
+    }
+    return existing;  // the same request again: idempotent
+  }
+  {
+    std::lock_guard lock(inbox_mu_);
+    inbox_.insert(key);
+  }
+  Wake();
+  return s;
+}
+
+Status Engine::RequestCancel(const std::string& key) {
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    Result<store::Submission> s = store_.Get(key);
+    if (!s) return std::unexpected(s.error());
+    if (store::IsTerminal(s->phase) || s->cancel_requested) return {};
+    s->cancel_requested = true;
+    Status saved = store_.Update(*s, store::Event{0, key, 0, "cancel", "cancel requested"});
+    if (saved) {
+      {
+        std::lock_guard lock(inbox_mu_);
+        inbox_.insert(key);
+      }
+      Wake();
+      return {};
+    }
+    if (saved.error().code != Code::kConflict) return saved;
+  }
+  return Fail(Code::kConflict, "submission '" + key + "' kept changing; try again", "cancel");
+}
+
+void Engine::TakeInbox() {
+  std::set<std::string> keys;
+  {
+    std::lock_guard lock(inbox_mu_);
+    keys.swap(inbox_);
+  }
+  for (const std::string& key : keys) {
+    Result<store::Submission> s = store_.Get(key);
+    if (!s || s->cloud != options_.cloud) continue;
+    if (store::IsTerminal(s->phase)) {
+      active_.erase(key);
+    } else {
+      active_[key] = std::move(*s);
+    }
+  }
+}
+
+void Engine::Save(store::Submission& s, const std::string& type, const std::string& message) {
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    Status saved = store_.Update(s, store::Event{0, s.key, 0, type, message});
+    if (saved) return;
+    if (saved.error().code != Code::kConflict) return;  // the store reports its own failures
+    // another thread set cancel_requested: keep our fields, take theirs
+    Result<store::Submission> fresh = store_.Get(s.key);
+    if (!fresh) return;
+    s.version = fresh->version;
+    s.cancel_requested = s.cancel_requested || fresh->cancel_requested;
+  }
+}
+
+PassStats Engine::Tick() {
+  PassStats stats;
+  TakeInbox();
+  const int64_t poll_started = Now();
+  Result<slurm::JobsSnapshot> snapshot = slurm_.JobsChangedSince(cursor_);
+  if (snapshot) {
+    stats.tracking_requests = 1;
+    cursor_ = snapshot->last_update;
+    Track(stats, *snapshot, poll_started);
+  } else {
+    stats.slurm_error = snapshot.error();
+  }
+  CancelRequested(stats);
+  if (!stats.slurm_error || stats.slurm_error->code == Code::kAuth) SubmitIntents(stats);
+  if (snapshot && have_full_list_) CollectOrphans(stats, poll_started);
+  Retire();
+  return stats;
+}
+
+void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_t poll_started) {
+  std::map<uint32_t, const slurm::JobInfo*> by_id;
+  if (snapshot.changed) {
+    tagged_.clear();
+    known_ids_.clear();
+    for (const slurm::JobInfo& job : snapshot.jobs) {
+      known_ids_.insert(job.job_id);
+      by_id.emplace(job.job_id, &job);
+      std::optional<JobTag> tag = ParseTag(job.comment);
+      if (tag && tag->instance == options_.instance) tagged_[tag->key] = job;
+    }
+    have_full_list_ = true;
+  }
+  // an unchanged answer means the last full list still holds as of this poll
+  if (have_full_list_) full_list_at_ = poll_started;
+
+  const int64_t now = Now();
+  for (auto& [key, s] : active_) {
+    if (s.phase == Phase::kSubmitting) {
+      auto found = tagged_.find(key);
+      if (found != tagged_.end()) {
+        const slurm::JobInfo& job = found->second;
+        s.job_id = job.job_id;
+        s.sluid = job.sluid;
+        s.last_seen_at = now;
+        PhaseDecision d = DecidePhase(job, Phase::kPending, options_.fail_fast);
+        s.phase = d.phase;
+        s.failure = d.failure;
+        s.slurm_state = slurm::JobStateString(job.state);
+        s.state_reason = job.state_reason;
+        ++stats.adopted;
+        Save(s, "adopted", "found job " + std::to_string(job.job_id) + " by its tag after an unknown submit outcome: " +
+                               StateText(job));
+      } else if (have_full_list_ &&
+                 full_list_at_ > s.submit_sent_at + static_cast<int64_t>(options_.absence_margin.count())) {
+        s.phase = Phase::kIntent;
+        Save(s, "absent", "no job carries this submission's tag " + std::to_string(full_list_at_ - s.submit_sent_at) +
+                              " s after the POST: it never reached Slurm; submitting again");
+      }
+      continue;
+    }
+    if (!s.job_id) continue;
+    if (snapshot.changed) {
+      auto it = by_id.find(*s.job_id);
+      if (it != by_id.end()) {
+        const slurm::JobInfo& job = *it->second;
+        s.last_seen_at = now;
+        PhaseDecision d = DecidePhase(job, s.phase, options_.fail_fast);
+        std::string state = slurm::JobStateString(job.state);
+        bool changed = d.phase != s.phase || state != s.slurm_state || job.state_reason != s.state_reason ||
+                       (s.sluid.empty() && !job.sluid.empty());
+        if (!changed) continue;
+        bool fail_fast = d.phase == Phase::kFailed && job.state.base == slurm::BaseState::kPending;
+        s.phase = d.phase;
+        s.slurm_state = state;
+        s.state_reason = job.state_reason;
+        s.sluid = job.sluid.empty() ? s.sluid : job.sluid;
+        if (!d.failure.empty()) s.failure = d.failure;
+        ++stats.state_changes;
+        Save(s, store::IsTerminal(s.phase) ? (s.phase == Phase::kSucceeded ? "finished" : "failed") : "state",
+             "job " + std::to_string(job.job_id) + " " + StateText(job) + (d.failure.empty() ? "" : ": " + d.failure));
+        if (fail_fast) {
+          // the job would wait forever: take it out of the queue
+          Status cancelled = slurm_.Cancel({job.job_id, job.sluid});
+          if (!cancelled) Save(s, "warn", "could not cancel the stuck job: " + cancelled.error().ToString());
+        }
+        continue;
+      }
+    }
+    if (have_full_list_ && !known_ids_.contains(*s.job_id) && !store::IsTerminal(s.phase)) {
+      int64_t seen = s.last_seen_at ? s.last_seen_at : s.submit_sent_at;
+      if (now - seen > static_cast<int64_t>(options_.lost_grace.count())) {
+        s.phase = Phase::kLost;
+        s.failure = "job " + std::to_string(*s.job_id) + " vanished from Slurm without a final state (last seen " +
+                    std::to_string(now - seen) + " s ago as " + s.slurm_state + ")";
+        ++stats.state_changes;
+        Save(s, "lost", s.failure);
+      }
+    }
+  }
+}
+
+void Engine::CancelRequested(PassStats& stats) {
+  for (auto& [key, s] : active_) {
+    if (!s.cancel_requested || store::IsTerminal(s.phase)) continue;
+    if (s.phase == Phase::kIntent) {
+      s.phase = Phase::kCancelled;
+      s.failure = "cancelled before it was submitted";
+      Save(s, "cancelled", s.failure);
+      continue;
+    }
+    if (!s.job_id) continue;  // kSubmitting: cancel once the job is found or proven absent
+    if (s.phase == Phase::kCompleting) continue;
+    auto sent = cancel_sent_at_.find(key);
+    if (sent != cancel_sent_at_.end() && Now() - sent->second < 30) continue;
+    Status c = slurm_.Cancel({*s.job_id, s.sluid});
+    if (c) {
+      cancel_sent_at_[key] = Now();
+      ++stats.cancelled;
+    } else if (c.error().code == Code::kNotFound) {
+      s.phase = Phase::kCancelled;
+      s.failure = "cancelled; the job was already gone from Slurm";
+      Save(s, "cancelled", s.failure);
+    }
+  }
+}
+
+void Engine::SubmitIntents(PassStats& stats) {
+  size_t budget = options_.max_submits_per_pass;
+  for (auto& [key, s] : active_) {
+    if (budget == 0) break;
+    if (s.phase != Phase::kIntent || s.cancel_requested) continue;
+    --budget;
+    SubmitOne(s, stats);
+    if (stats.slurm_error && stats.slurm_error->code == Code::kUnavailable) break;
+  }
+}
+
+void Engine::SubmitOne(store::Submission& s, PassStats& stats) {
+  Result<slurm::JobRequest> request = slurm::DecodeRequest(s.request_json);
+  if (!request) {
+    s.phase = Phase::kFailed;
+    s.failure = "stored request is unreadable: " + request.error().ToString();
+    Save(s, "failed", s.failure);
+    return;
+  }
+  request->comment = TagComment({options_.instance, s.key}, request->comment);
+  request->requeue = false;
+  // persisted before the POST: after a crash or a lost answer we know to look before resending
+  s.phase = Phase::kSubmitting;
+  s.attempts += 1;
+  s.submit_sent_at = Now();
+  Save(s, "submitting", "attempt " + std::to_string(s.attempts));
+
+  Result<slurm::SubmitReceipt> r = slurm_.Submit(*request);
+  if (r) {
+    s.job_id = r->job_id;
+    s.phase = Phase::kPending;
+    s.slurm_state = "PENDING";
+    s.last_seen_at = Now();
+    ++stats.submitted;
+    std::string warnings;
+    for (const std::string& w : r->warnings) warnings += "; Slurm warns: " + w;
+    Save(s, "submitted", "job " + std::to_string(r->job_id) + warnings);
+    return;
+  }
+  const Error& e = r.error();
+  switch (e.code) {
+    case Code::kUnknownOutcome:
+      Save(s, "warn", "submit outcome unknown (" + e.message + "): looking for the job by its tag before any retry");
+      return;
+    case Code::kUnavailable:
+    case Code::kAuth:
+      // provably not accepted: it is safe to send again later
+      s.phase = Phase::kIntent;
+      stats.slurm_error = e;
+      Save(s, "warn", "not submitted, will retry: " + e.ToString());
+      return;
+    default:
+      s.phase = Phase::kFailed;
+      s.failure = e.message;
+      Save(s, "failed", "Slurm refused the job: " + e.message);
+      return;
+  }
+}
+
+void Engine::CollectOrphans(PassStats& stats, int64_t poll_started) {
+  for (const auto& [key, job] : tagged_) {
+    if (active_.contains(key) || !Live(job.state) || orphans_cancelled_.contains(job.job_id)) continue;
+    if (!job.submit_time) continue;
+    int64_t age = poll_started - job.submit_time->time_since_epoch().count();
+    if (age < static_cast<int64_t>(options_.orphan_grace.count())) continue;
+    Result<store::Submission> owner = store_.Get(key);
+    if (owner && !store::IsTerminal(owner->phase)) continue;  // live, handled by another cloud's engine
+    Status c = slurm_.Cancel({job.job_id, job.sluid});
+    std::string why = owner ? "its submission is " + std::string(store::PhaseName(owner->phase))
+                            : "no submission owns it";
+    orphans_cancelled_.insert(job.job_id);  // once: Slurm's next list shows the outcome
+    if (c) {
+      ++stats.orphans_cancelled;
+      (void)store_.AppendEvent(key, "orphan", "cancelled job " + std::to_string(job.job_id) + " carrying our tag: " + why);
+    } else {
+      (void)store_.AppendEvent(key, "warn",
+                               "could not cancel orphan job " + std::to_string(job.job_id) + ": " + c.error().ToString());
+    }
+  }
+}
+
+void Engine::Retire() {
+  for (auto it = active_.begin(); it != active_.end();) {
+    if (store::IsTerminal(it->second.phase)) {
+      cancel_sent_at_.erase(it->first);
+      it = active_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  active_count_ = active_.size();
+}
+
+std::chrono::milliseconds Engine::NextInterval() const {
+  {
+    std::lock_guard lock(inbox_mu_);
+    if (!inbox_.empty()) return options_.fast_interval;
+  }
+  for (const auto& [key, s] : active_) {
+    if (NeedsAttention(s)) return options_.fast_interval;
+  }
+  return options_.slow_interval;
+}
+
+size_t Engine::active_count() const { return active_count_.load(); }
+
+void Engine::Wake() {
+  {
+    std::lock_guard lock(inbox_mu_);
+    woken_ = true;
+  }
+  wake_.notify_all();
+}
+
+void Engine::Stop() {
+  stop_ = true;
+  Wake();
+}
+
+void Engine::Run() {
+  while (!stop_) {
+    Tick();
+    std::chrono::milliseconds interval = NextInterval();
+    std::unique_lock lock(inbox_mu_);
+    wake_.wait_for(lock, interval, [this] { return woken_ || stop_.load(); });
+    woken_ = false;
+  }
+}
+
+}  // namespace slurmfleet::fleet

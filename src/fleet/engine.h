@@ -1,0 +1,126 @@
+// Engine: the reconcile loop for one Slurm endpoint (one cloud). It compares what the store says
+// we want (submissions) with what Slurm says exists, and acts idempotently:
+//   - an intent is persisted as kSubmitting *before* its POST; after an unknown outcome it is
+//     never sent again blindly: the job is looked up by its tag until it is found (adopted) or
+//     its absence is proven by a full job list taken long enough after the POST;
+//   - every tracked job is observed through ONE request per pass (GET jobs?update_time=), however
+//     many there are; state changes become events; a job that vanished is marked lost after a grace
+//     period; a pending reason that cannot resolve fails the submission fast and cancels the job;
+//   - a job carrying our instance's tag that no live submission owns is cancelled after a grace
+//     period (garbage collection); jobs without our tag or of other users are never touched.
+// It works from the store and Slurm, never from memory alone, so it survives restarts.
+//
+// Thread safety: Tick() runs on one thread (the engine's); AddIntent(), RequestCancel() and
+// Wake() may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "base/clock.h"
+#include "base/error.h"
+#include "fleet/job_phase.h"
+#include "fleet/job_tag.h"
+#include "slurm/client.h"
+#include "store/store.h"
+
+namespace slurmfleet::fleet {
+
+struct EngineOptions {
+  std::string cloud;                   // submissions of this cloud only
+  std::string instance = "default";    // tag namespace: jobs of other instances are never touched
+  std::chrono::milliseconds fast_interval{1000};   // while anything is starting or unsure
+  std::chrono::milliseconds slow_interval{10000};  // when everything is steady
+  std::chrono::seconds lost_grace{60};     // a tracked job missing from Slurm this long is lost
+  std::chrono::seconds orphan_grace{60};   // an untracked tagged job this old is cancelled
+  // After an unknown submit outcome, a job list taken this long after the POST that lacks the job
+  // proves it absent. Must exceed the transport's total timeout, so a POST still in flight
+  // cannot land after the proof.
+  std::chrono::seconds absence_margin{45};
+  size_t max_submits_per_pass = 256;
+  FailFastPolicy fail_fast;
+};
+
+struct PassStats {
+  int tracking_requests = 0;  // job-list requests this pass (1, or 0 when Slurm was unreachable)
+  int submitted = 0;
+  int adopted = 0;
+  int state_changes = 0;
+  int cancelled = 0;
+  int orphans_cancelled = 0;
+  std::optional<Error> slurm_error;  // the pass could not talk to Slurm
+};
+
+class Engine {
+ public:
+  // `store` and `slurm` must outlive the engine. Loads the live submissions of `options.cloud`.
+  static Result<std::unique_ptr<Engine>> Create(store::Store& store, slurm::Client& slurm, const Clock& clock,
+                                                EngineOptions options);
+
+  // Records an intent (key: the caller's idempotency key, or a fresh one when empty) and wakes
+  // the loop. The same key with the same request returns the existing submission; with another
+  // request, kConflict. kInvalidInput for a bad key.
+  Result<store::Submission> AddIntent(std::string key, const std::string& kind, const std::string& owner,
+                                      const slurm::JobRequest& request);
+
+  // Marks the submission for cancelling; the next pass cancels its job. kNotFound for an unknown key.
+  Status RequestCancel(const std::string& key);
+
+  // One reconcile pass. Returns what happened; `next` says when the next pass is wanted.
+  PassStats Tick();
+  std::chrono::milliseconds NextInterval() const;
+
+  // Runs passes until Stop(): sleeps NextInterval() between them, or less after Wake().
+  void Run();
+  void Wake();
+  void Stop();
+
+  size_t active_count() const;
+  const EngineOptions& options() const { return options_; }
+
+ private:
+  Engine(store::Store& store, slurm::Client& slurm, const Clock& clock, EngineOptions options);
+
+  int64_t Now() const;
+  void LoadActive();
+  void TakeInbox();
+  void Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_t poll_started);
+  void SubmitIntents(PassStats& stats);
+  void SubmitOne(store::Submission& s, PassStats& stats);
+  void CancelRequested(PassStats& stats);
+  void CollectOrphans(PassStats& stats, int64_t poll_started);
+  void Save(store::Submission& s, const std::string& type, const std::string& message);
+  void Retire();
+
+  store::Store& store_;
+  slurm::Client& slurm_;
+  const Clock& clock_;
+  EngineOptions options_;
+
+  // Owned by the engine thread.
+  std::map<std::string, store::Submission> active_;
+  std::optional<slurm::Seconds> cursor_;  // last_update of the last job list
+  // The last full job list: our tagged jobs by key, and every job id, with the time it was asked.
+  std::map<std::string, slurm::JobInfo> tagged_;
+  std::set<uint32_t> known_ids_;
+  std::set<uint32_t> orphans_cancelled_;  // orphan jobs already cancelled (or refused): never again
+  int64_t full_list_at_ = 0;
+  bool have_full_list_ = false;
+  std::map<std::string, int64_t> cancel_sent_at_;  // by key: no second cancel while Slurm catches up
+
+  // Keys added or changed by other threads, picked up at the start of a pass.
+  mutable std::mutex inbox_mu_;
+  std::set<std::string> inbox_;  // guarded by inbox_mu_
+  std::condition_variable wake_;
+  bool woken_ = false;            // guarded by inbox_mu_
+  std::atomic<bool> stop_{false};
+  std::atomic<size_t> active_count_{0};
+};
+
+}  // namespace slurmfleet::fleet

@@ -1,0 +1,60 @@
+// Service: every configured cloud's engine, each on its own thread, behind the REST API's
+// Backend interface. Built by the composition root (cli/serve_command.cc), which owns the order:
+// Start() after the HTTP server may take requests, Drain() on SIGTERM, Stop() last.
+//
+// Thread safety: the Backend methods may be called from any thread; Start/Drain/Stop from the
+// main thread only.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "auth/token_source.h"
+#include "fleet/engine.h"
+#include "server/backend.h"
+#include "slurm/lazy_client.h"
+#include "slurm/transport.h"
+#include "store/store.h"
+
+namespace slurmfleet::fleet {
+
+// Everything one cloud needs; the composition root fills it in.
+struct CloudRuntime {
+  std::string name;
+  std::string slurm_url;
+  std::string api_version;  // as configured: "auto" or pinned
+  int max_agents = 0;
+  std::unique_ptr<slurm::Transport> transport;
+  std::unique_ptr<auth::TokenSource> tokens;
+  std::unique_ptr<slurm::LazyClient> client;
+  std::unique_ptr<Engine> engine;
+};
+
+class Service final : public server::Backend {
+ public:
+  Service(store::Store& store, std::vector<CloudRuntime> clouds);
+  ~Service() override;
+
+  void Start();  // one engine thread per cloud; Ready() becomes true
+  void Drain();  // Ready() becomes false: new commands are refused, engines keep running
+  void Stop();   // engines finish their current pass and stop; joins the threads
+
+  std::vector<server::CloudInfo> Clouds() override;
+  Result<server::ConnectionReport> TestConnection(const std::string& cloud) override;
+  Result<store::Submission> Submit(const server::SubmitCommand& command) override;
+  Status Cancel(const std::string& key) override;
+  bool Ready() const override { return ready_.load(); }
+
+ private:
+  CloudRuntime* Find(const std::string& cloud);
+
+  store::Store& store_;
+  std::vector<CloudRuntime> clouds_;
+  std::vector<std::thread> threads_;
+  std::atomic<bool> ready_{false};
+};
+
+}  // namespace slurmfleet::fleet

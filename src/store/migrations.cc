@@ -1,0 +1,100 @@
+#include "store/migrations.h"
+
+#include <string>
+
+namespace slurmfleet::store {
+namespace {
+
+// STRICT tables (SQLite >= 3.37) reject a value of the wrong type instead of storing it quietly.
+// Phases are stored by name (PhaseName), so the file reads well in the sqlite3 shell and does not
+// depend on the enum's order.
+constexpr std::string_view kStep1 = R"sql(
+CREATE TABLE submissions (
+  key              TEXT NOT NULL PRIMARY KEY,
+  kind             TEXT NOT NULL,
+  cloud            TEXT NOT NULL,
+  owner            TEXT NOT NULL,
+  request_json     TEXT NOT NULL,
+  phase            TEXT NOT NULL,
+  attempts         INTEGER NOT NULL,
+  job_id           INTEGER,
+  sluid            TEXT NOT NULL,
+  slurm_state      TEXT NOT NULL,
+  state_reason     TEXT NOT NULL,
+  failure          TEXT NOT NULL,
+  cancel_requested INTEGER NOT NULL CHECK (cancel_requested IN (0, 1)),
+  created_at       INTEGER NOT NULL,
+  updated_at       INTEGER NOT NULL,
+  submit_sent_at   INTEGER NOT NULL,
+  last_seen_at     INTEGER NOT NULL,
+  version          INTEGER NOT NULL
+) STRICT;
+
+-- AUTOINCREMENT: ids are never reused, even after the newest rows are gone, so they are safe as
+-- a cursor.
+CREATE TABLE events (
+  id      INTEGER PRIMARY KEY AUTOINCREMENT,
+  key     TEXT NOT NULL,  -- no foreign key: orphan jobs (no submission) get events too
+  at      INTEGER NOT NULL,
+  type    TEXT NOT NULL,
+  message TEXT NOT NULL
+) STRICT;
+CREATE INDEX events_by_key ON events (key, id);
+
+CREATE TABLE meta (
+  name  TEXT NOT NULL PRIMARY KEY,
+  value TEXT NOT NULL
+) STRICT;
+)sql";
+
+// List orders by (created_at, key), both ways; without this index every List sorts the table.
+constexpr std::string_view kStep2 = R"sql(
+CREATE INDEX submissions_by_created ON submissions (created_at, key);
+)sql";
+
+constexpr Migration kMigrations[] = {
+    {1, kStep1},
+    {2, kStep2},
+};
+
+}  // namespace
+
+std::span<const Migration> Migrations() { return kMigrations; }
+
+Result<int> UserVersion(sqlite::Connection& conn) {
+  auto query = conn.Prepare("PRAGMA user_version", "read schema version");
+  if (!query) return std::unexpected(std::move(query.error()));
+  auto row = query->Step();
+  if (!row) return std::unexpected(std::move(row.error()));
+  if (!*row) return Fail(Code::kInternal, "read schema version: no row", conn.path());
+  return static_cast<int>(query->Int(0));
+}
+
+Status Migrate(sqlite::Connection& conn) {
+  auto current = UserVersion(conn);
+  if (!current) return std::unexpected(std::move(current.error()));
+  const int newest = kMigrations[std::size(kMigrations) - 1].version;
+  if (*current > newest) {
+    return Fail(Code::kConflict,
+                "state file " + conn.path() + " has schema version " + std::to_string(*current) +
+                    ", newer than this build knows (" + std::to_string(newest) +
+                    "); run a newer slurmfleet or use another state file",
+                conn.path());
+  }
+  for (const Migration& step : kMigrations) {
+    if (step.version <= *current) continue;
+    const std::string op = "migrate schema to version " + std::to_string(step.version);
+    auto tx = sqlite::Transaction::Begin(conn, op);
+    if (!tx) return std::unexpected(std::move(tx.error()));
+    if (auto done = conn.Exec(step.sql, op); !done) return done;
+    // user_version lives in the file header and changes inside the transaction, so the step and
+    // its number commit together.
+    if (auto done = conn.Exec("PRAGMA user_version = " + std::to_string(step.version), op); !done) {
+      return done;
+    }
+    if (auto done = tx->Commit(op); !done) return done;
+  }
+  return {};
+}
+
+}  // namespace slurmfleet::store

@@ -1,0 +1,534 @@
+#include "store/store.h"
+
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <limits>
+#include <mutex>
+#include <string_view>
+#include <system_error>
+
+#include "store/migrations.h"
+#include "store/sqlite.h"
+
+namespace slurmfleet::store {
+namespace {
+
+constexpr std::string_view kMemory = ":memory:";
+
+// Short: the lock file keeps other slurmfleets away, and in WAL readers never block the writer,
+// so only a foreign writer (an operator's sqlite3 shell) or a checkpoint can make us wait.
+constexpr int kBusyTimeoutMs = 1000;
+
+std::string ErrnoText(int error) {
+  return std::error_code(error, std::generic_category()).message();
+}
+
+std::string Quoted(std::string_view key) { return "'" + std::string(key) + "'"; }
+
+int64_t UnixSeconds(const Clock& clock) {
+  return std::chrono::duration_cast<std::chrono::seconds>(clock.Now().time_since_epoch()).count();
+}
+
+// The single-instance lock: flock(LOCK_EX | LOCK_NB) on `<path>.lock`, which then holds our pid
+// for the message the next instance prints. Why this mechanism:
+//  - It dies with the process. The kernel drops a flock when the last descriptor of its open file
+//    description closes, which kill -9, a crash or an OOM kill all do; there is never a stale lock
+//    to clean up by hand (unlike "does the pid file exist").
+//  - It conflicts within one process too: a flock belongs to the open file description, so a
+//    second Open here gets its own description and fails. POSIX fcntl locks belong to the
+//    process, never conflict with themselves, and are dropped when the process closes ANY
+//    descriptor of the file, which makes them fragile.
+//  - Not SQLite's locking_mode=EXCLUSIVE: it takes the lock only on first access, reports a
+//    holder as SQLITE_BUSY (indistinguishable from a transient busy, and with no pid to name),
+//    and in WAL mode it also shuts out read-only inspection with the sqlite3 shell and online
+//    backups, which the sibling lock file leaves possible.
+// The lock file is never deleted: unlinking it would let a new instance lock a fresh inode while
+// the old one still holds the unlinked one. O_CLOEXEC keeps exec'd children from inheriting it
+// (a forked child that does not exec shares the lock until it exits).
+class LockFile {
+ public:
+  LockFile() = default;
+  LockFile(LockFile&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  LockFile& operator=(LockFile&& other) noexcept {
+    Release();
+    fd_ = std::exchange(other.fd_, -1);
+    return *this;
+  }
+  ~LockFile() { Release(); }
+
+  static Result<LockFile> Acquire(const std::string& path) {
+    const std::string lock_path = path + ".lock";
+    LockFile lock;
+    lock.fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (lock.fd_ < 0) {
+      return Fail(Code::kInternal, "cannot open lock file " + lock_path + ": " + ErrnoText(errno),
+                  path);
+    }
+    int rc;
+    do {
+      rc = ::flock(lock.fd_, LOCK_EX | LOCK_NB);
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) {
+      int error = errno;
+      if (error == EWOULDBLOCK) {
+        std::string holder;
+        if (auto pid = lock.ReadPid()) holder = " (pid " + std::to_string(*pid) + ")";
+        return Fail(Code::kConflict,
+                    "state file " + path + " is in use by another slurmfleet" + holder +
+                        "; stop it or use another state file",
+                    path);
+      }
+      return Fail(Code::kInternal, "cannot lock " + lock_path + ": " + ErrnoText(error), path);
+    }
+    // The pid only improves the next instance's message, so failing to write it is not an error.
+    std::string pid = std::to_string(::getpid()) + "\n";
+    if (::ftruncate(lock.fd_, 0) == 0) {
+      [[maybe_unused]] ssize_t written = ::pwrite(lock.fd_, pid.data(), pid.size(), 0);
+    }
+    return lock;
+  }
+
+ private:
+  std::optional<long> ReadPid() const {
+    char buffer[32];
+    ssize_t n = ::pread(fd_, buffer, sizeof(buffer), 0);
+    if (n <= 0) return std::nullopt;  // the holder may not have written it yet
+    long pid = 0;
+    auto [end, ec] = std::from_chars(buffer, buffer + n, pid);
+    if (ec != std::errc() || end == buffer || pid <= 0) return std::nullopt;
+    return pid;
+  }
+
+  void Release() {
+    if (fd_ >= 0) ::close(fd_);  // drops the flock
+    fd_ = -1;
+  }
+
+  int fd_ = -1;
+};
+
+// Creates the state file with mode 0600 before SQLite sees it: it may hold job requests with
+// secrets, and SQLite would create it 0644 (less the umask). SQLite gives the -wal and -shm files
+// the database file's mode. An existing file keeps its mode.
+Status CreateStateFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return Fail(Code::kInternal, "cannot create state file: " + ErrnoText(errno), path);
+  }
+  ::close(fd);
+  return {};
+}
+
+constexpr std::string_view kSelectColumns =
+    "SELECT key, kind, cloud, owner, request_json, phase, attempts, job_id, sluid, slurm_state, "
+    "state_reason, failure, cancel_requested, created_at, updated_at, submit_sent_at, "
+    "last_seen_at, version FROM submissions";
+
+constexpr std::string_view kInsertSubmission =
+    "INSERT INTO submissions (key, kind, cloud, owner, request_json, phase, attempts, job_id, "
+    "sluid, slurm_state, state_reason, failure, cancel_requested, created_at, updated_at, "
+    "submit_sent_at, last_seen_at, version) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)";
+
+// Same parameter numbers as kInsertSubmission, so BindSubmission serves both: ?14 (created_at,
+// fixed at Add) is bound but unused, and ?18 is the version the caller read.
+constexpr std::string_view kUpdateSubmission =
+    "UPDATE submissions SET kind = ?2, cloud = ?3, owner = ?4, request_json = ?5, phase = ?6, "
+    "attempts = ?7, job_id = ?8, sluid = ?9, slurm_state = ?10, state_reason = ?11, "
+    "failure = ?12, cancel_requested = ?13, updated_at = ?15, submit_sent_at = ?16, "
+    "last_seen_at = ?17, version = ?18 + 1 WHERE key = ?1 AND version = ?18";
+
+constexpr std::string_view kInsertEvent =
+    "INSERT INTO events (key, at, type, message) VALUES (?1, ?2, ?3, ?4)";
+
+void BindSubmission(sqlite::Query& query, const Submission& s, int64_t created_at,
+                    int64_t updated_at, int64_t version) {
+  query.Bind(1, s.key)
+      .Bind(2, s.kind)
+      .Bind(3, s.cloud)
+      .Bind(4, s.owner)
+      .Bind(5, s.request_json)
+      .Bind(6, PhaseName(s.phase))
+      .Bind(7, int64_t{s.attempts});
+  if (s.job_id) {
+    query.Bind(8, int64_t{*s.job_id});
+  } else {
+    query.BindNull(8);
+  }
+  query.Bind(9, s.sluid)
+      .Bind(10, s.slurm_state)
+      .Bind(11, s.state_reason)
+      .Bind(12, s.failure)
+      .Bind(13, int64_t{s.cancel_requested ? 1 : 0})
+      .Bind(14, created_at)
+      .Bind(15, updated_at)
+      .Bind(16, s.submit_sent_at)
+      .Bind(17, s.last_seen_at)
+      .Bind(18, version);
+}
+
+// Reads a row selected with kSelectColumns.
+Result<Submission> ReadSubmission(const sqlite::Query& row, const std::string& path) {
+  Submission s;
+  s.key = row.Text(0);
+  s.kind = row.Text(1);
+  s.cloud = row.Text(2);
+  s.owner = row.Text(3);
+  s.request_json = row.Text(4);
+  std::string phase = row.Text(5);
+  auto parsed = PhaseFromName(phase);
+  if (!parsed) {
+    return Fail(Code::kInternal,
+                "submission " + Quoted(s.key) + " has unknown phase " + Quoted(phase) +
+                    "; was the file written by a newer slurmfleet?",
+                path);
+  }
+  s.phase = *parsed;
+  s.attempts = static_cast<int>(row.Int(6));
+  if (!row.IsNull(7)) {
+    int64_t job_id = row.Int(7);
+    if (job_id < 0 || job_id > std::numeric_limits<uint32_t>::max()) {
+      return Fail(Code::kInternal,
+                  "submission " + Quoted(s.key) + " has job id " + std::to_string(job_id) +
+                      ", outside 0..4294967295",
+                  path);
+    }
+    s.job_id = static_cast<uint32_t>(job_id);
+  }
+  s.sluid = row.Text(8);
+  s.slurm_state = row.Text(9);
+  s.state_reason = row.Text(10);
+  s.failure = row.Text(11);
+  s.cancel_requested = row.Int(12) != 0;
+  s.created_at = row.Int(13);
+  s.updated_at = row.Int(14);
+  s.submit_sent_at = row.Int(15);
+  s.last_seen_at = row.Int(16);
+  s.version = row.Int(17);
+  return s;
+}
+
+int64_t ClampLimit(size_t limit) {
+  constexpr auto kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  return static_cast<int64_t>(std::min<uint64_t>(limit, kMax));
+}
+
+// "'succeeded', 'failed', ..." from IsTerminal, so the SQL cannot drift from the enum.
+std::string TerminalPhaseList() {
+  std::string list;
+  for (int i = 0; i <= static_cast<int>(Phase::kLost); ++i) {
+    auto phase = static_cast<Phase>(i);
+    if (!IsTerminal(phase)) continue;
+    if (!list.empty()) list += ", ";
+    list += "'" + std::string(PhaseName(phase)) + "'";
+  }
+  return list;
+}
+
+}  // namespace
+
+struct Store::Impl {
+  Impl(std::string path, const Clock& clock, LockFile lock,
+       std::unique_ptr<sqlite::Connection> conn)
+      : path(std::move(path)), clock(clock), lock(std::move(lock)), conn(std::move(conn)) {}
+
+  ~Impl() {
+    // Close (and checkpoint) the database before releasing the lock, so the next instance never
+    // opens a file we are still writing.
+    conn.reset();
+  }
+
+  // Both run inside a transaction the caller holds (or in autocommit for AppendEvent).
+  Result<int64_t> InsertEvent(const std::string& key, int64_t at, std::string_view type,
+                              std::string_view message);
+  Status UpdateRow(const Submission& s, const std::optional<Event>& event, int64_t now);
+
+  const std::string path;
+  const Clock& clock;
+  LockFile lock;  // declared before conn: destroyed after it
+  mutable std::mutex mu;
+  std::unique_ptr<sqlite::Connection> conn;  // guarded by mu
+};
+
+Result<int64_t> Store::Impl::InsertEvent(const std::string& key, int64_t at, std::string_view type,
+                                         std::string_view message) {
+  const std::string op = "append event to " + Quoted(key);
+  auto insert = conn->Prepare(kInsertEvent, op);
+  if (!insert) return std::unexpected(std::move(insert.error()));
+  insert->Bind(1, key).Bind(2, at).Bind(3, type).Bind(4, message);
+  if (auto done = insert->Run(); !done) return std::unexpected(std::move(done.error()));
+  return conn->LastInsertRowid();
+}
+
+Status Store::Impl::UpdateRow(const Submission& s, const std::optional<Event>& event, int64_t now) {
+  const std::string op = "update submission " + Quoted(s.key);
+  {
+    auto update = conn->Prepare(kUpdateSubmission, op);
+    if (!update) return std::unexpected(std::move(update.error()));
+    BindSubmission(*update, s, s.created_at, now, s.version);
+    if (auto done = update->Run(); !done) return done;
+  }
+  if (conn->Changes() == 0) {
+    auto select = conn->Prepare("SELECT version FROM submissions WHERE key = ?1", op);
+    if (!select) return std::unexpected(std::move(select.error()));
+    select->Bind(1, s.key);
+    auto row = select->Step();
+    if (!row) return std::unexpected(std::move(row.error()));
+    if (!*row) return Fail(Code::kNotFound, op + ": no submission has that key", path);
+    return Fail(Code::kConflict,
+                op + ": stored version is " + std::to_string(select->Int(0)) + ", not " +
+                    std::to_string(s.version) + "; it changed since it was read: Get it again",
+                path);
+  }
+  if (event) {
+    if (auto id = InsertEvent(s.key, now, event->type, event->message); !id) {
+      return std::unexpected(std::move(id.error()));
+    }
+  }
+  return {};
+}
+
+Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Store::~Store() = default;
+
+int Store::SchemaVersion() { return Migrations().back().version; }
+
+Result<std::unique_ptr<Store>> Store::Open(const std::string& path, const Clock& clock) {
+  if (path.empty()) return Fail(Code::kInvalidInput, "state file path is empty");
+  const bool memory = path == kMemory;
+
+  // Lock before touching the database, so two instances never migrate the same file at once.
+  LockFile lock;
+  if (!memory) {
+    auto acquired = LockFile::Acquire(path);
+    if (!acquired) return std::unexpected(std::move(acquired.error()));
+    lock = std::move(*acquired);
+    if (auto created = CreateStateFile(path); !created) return std::unexpected(created.error());
+  }
+
+  auto conn = sqlite::Connection::Open(path);
+  if (!conn) return std::unexpected(std::move(conn.error()));
+  sqlite::Connection& db = **conn;
+
+  // journal_mode answers with the mode in effect: a file system without shared memory support
+  // (some network mounts) stays in "delete", which we refuse rather than run without WAL.
+  {
+    auto mode = db.Prepare("PRAGMA journal_mode = WAL", "set journal mode");
+    if (!mode) return std::unexpected(std::move(mode.error()));
+    auto row = mode->Step();
+    if (!row) return std::unexpected(std::move(row.error()));
+    std::string got = *row ? mode->Text(0) : "";
+    if (!memory && got != "wal") {
+      return Fail(Code::kInternal,
+                  "set journal mode: SQLite kept " + Quoted(got) +
+                      " instead of 'wal'; put the state file on a local file system",
+                  path);
+    }
+  }
+  if (auto done = db.Exec("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; "
+                          "PRAGMA busy_timeout = " +
+                              std::to_string(kBusyTimeoutMs),
+                          "configure connection");
+      !done) {
+    return std::unexpected(std::move(done.error()));
+  }
+  if (auto migrated = Migrate(db); !migrated) return std::unexpected(std::move(migrated.error()));
+
+  auto impl = std::make_unique<Impl>(path, clock, std::move(lock), std::move(*conn));
+  return std::unique_ptr<Store>(new Store(std::move(impl)));
+}
+
+Status Store::Add(Submission& submission) {
+  std::lock_guard guard(impl_->mu);
+  sqlite::Connection& db = *impl_->conn;
+  const int64_t now = UnixSeconds(impl_->clock);
+  const std::string op = "add submission " + Quoted(submission.key);
+  if (submission.key.empty())
+    return Fail(Code::kInvalidInput, op + ": the key is empty", impl_->path);
+
+  auto tx = sqlite::Transaction::Begin(db, op);
+  if (!tx) return std::unexpected(std::move(tx.error()));
+  {
+    auto insert = db.Prepare(kInsertSubmission, op);
+    if (!insert) return std::unexpected(std::move(insert.error()));
+    BindSubmission(*insert, submission, now, now, 1);
+    if (auto done = insert->Run(); !done) {
+      if (insert->last_rc() == SQLITE_CONSTRAINT_PRIMARYKEY) {
+        return Fail(Code::kConflict, op + ": a submission with that key already exists",
+                    impl_->path);
+      }
+      return done;
+    }
+  }
+  std::string message = submission.kind + " for " + Quoted(submission.owner) + " on cloud " +
+                        Quoted(submission.cloud);
+  if (auto id = impl_->InsertEvent(submission.key, now, "intent", message); !id) {
+    return std::unexpected(std::move(id.error()));
+  }
+  if (auto done = tx->Commit(op); !done) return done;
+
+  submission.version = 1;
+  submission.created_at = now;
+  submission.updated_at = now;
+  return {};
+}
+
+Result<Submission> Store::Get(const std::string& key) const {
+  std::lock_guard guard(impl_->mu);
+  const std::string op = "get submission " + Quoted(key);
+  auto select = impl_->conn->Prepare(std::string(kSelectColumns) + " WHERE key = ?1", op);
+  if (!select) return std::unexpected(std::move(select.error()));
+  select->Bind(1, key);
+  auto row = select->Step();
+  if (!row) return std::unexpected(std::move(row.error()));
+  if (!*row) return Fail(Code::kNotFound, op + ": no submission has that key", impl_->path);
+  return ReadSubmission(*select, impl_->path);
+}
+
+Result<std::vector<Submission>> Store::List(const ListFilter& filter) const {
+  std::string sql(kSelectColumns);
+  std::string where;
+  auto add_condition = [&where](std::string condition) {
+    where += where.empty() ? " WHERE " : " AND ";
+    where += condition;
+  };
+  int next = 1;
+  int cloud_param = 0, kind_param = 0, limit_param = 0;
+  if (filter.active_only) add_condition("phase NOT IN (" + TerminalPhaseList() + ")");
+  if (!filter.cloud.empty()) {
+    cloud_param = next++;
+    add_condition("cloud = ?" + std::to_string(cloud_param));
+  }
+  if (!filter.kind.empty()) {
+    kind_param = next++;
+    add_condition("kind = ?" + std::to_string(kind_param));
+  }
+  sql += where;
+  if (filter.limit > 0) {
+    limit_param = next++;
+    sql += " ORDER BY created_at DESC, key DESC LIMIT ?" + std::to_string(limit_param);
+  } else {
+    sql += " ORDER BY created_at, key";
+  }
+
+  std::lock_guard guard(impl_->mu);
+  auto select = impl_->conn->Prepare(sql, "list submissions");
+  if (!select) return std::unexpected(std::move(select.error()));
+  if (cloud_param) select->Bind(cloud_param, filter.cloud);
+  if (kind_param) select->Bind(kind_param, filter.kind);
+  if (limit_param) select->Bind(limit_param, ClampLimit(filter.limit));
+  std::vector<Submission> out;
+  while (true) {
+    auto row = select->Step();
+    if (!row) return std::unexpected(std::move(row.error()));
+    if (!*row) break;
+    auto submission = ReadSubmission(*select, impl_->path);
+    if (!submission) return std::unexpected(std::move(submission.error()));
+    out.push_back(std::move(*submission));
+  }
+  return out;
+}
+
+Status Store::Update(Submission& submission, const std::optional<Event>& event) {
+  std::lock_guard guard(impl_->mu);
+  const int64_t now = UnixSeconds(impl_->clock);
+  const std::string op = "update submission " + Quoted(submission.key);
+  auto tx = sqlite::Transaction::Begin(*impl_->conn, op);
+  if (!tx) return std::unexpected(std::move(tx.error()));
+  if (auto done = impl_->UpdateRow(submission, event, now); !done) return done;
+  if (auto done = tx->Commit(op); !done) return done;
+  ++submission.version;
+  submission.updated_at = now;
+  return {};
+}
+
+Status Store::UpdateMany(std::vector<std::pair<Submission*, std::optional<Event>>>& updates) {
+  if (updates.empty()) return {};
+  for (size_t i = 0; i < updates.size(); ++i) {
+    if (updates[i].first == nullptr) {
+      return Fail(Code::kInvalidInput,
+                  "update many: item " + std::to_string(i) + " has no submission", impl_->path);
+    }
+  }
+  std::lock_guard guard(impl_->mu);
+  const int64_t now = UnixSeconds(impl_->clock);
+  const std::string op = "update " + std::to_string(updates.size()) + " submissions";
+  auto tx = sqlite::Transaction::Begin(*impl_->conn, op);
+  if (!tx) return std::unexpected(std::move(tx.error()));
+  for (const auto& [submission, event] : updates) {
+    if (auto done = impl_->UpdateRow(*submission, event, now); !done) return done;
+  }
+  if (auto done = tx->Commit(op); !done) return done;
+  for (auto& [submission, event] : updates) {
+    ++submission->version;
+    submission->updated_at = now;
+  }
+  return {};
+}
+
+Result<int64_t> Store::AppendEvent(const std::string& key, const std::string& type,
+                                   const std::string& message) {
+  std::lock_guard guard(impl_->mu);
+  // One INSERT in autocommit mode is its own transaction.
+  return impl_->InsertEvent(key, UnixSeconds(impl_->clock), type, message);
+}
+
+Result<std::vector<Event>> Store::Events(const std::string& key, int64_t after_id,
+                                         size_t limit) const {
+  std::string sql = "SELECT id, key, at, type, message FROM events WHERE id > ?1";
+  if (!key.empty()) sql += " AND key = ?2";
+  sql += " ORDER BY id";
+  if (limit > 0) sql += " LIMIT ?3";
+
+  std::lock_guard guard(impl_->mu);
+  auto select =
+      impl_->conn->Prepare(sql, key.empty() ? "list events" : "list events of " + Quoted(key));
+  if (!select) return std::unexpected(std::move(select.error()));
+  select->Bind(1, after_id);
+  if (!key.empty()) select->Bind(2, key);
+  if (limit > 0) select->Bind(3, ClampLimit(limit));
+  std::vector<Event> out;
+  while (true) {
+    auto row = select->Step();
+    if (!row) return std::unexpected(std::move(row.error()));
+    if (!*row) break;
+    out.push_back(Event{.id = select->Int(0),
+                        .key = select->Text(1),
+                        .at = select->Int(2),
+                        .type = select->Text(3),
+                        .message = select->Text(4)});
+  }
+  return out;
+}
+
+Status Store::SetMeta(const std::string& name, const std::string& value) {
+  std::lock_guard guard(impl_->mu);
+  auto upsert = impl_->conn->Prepare(
+      "INSERT INTO meta (name, value) VALUES (?1, ?2) "
+      "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+      "set meta " + Quoted(name));
+  if (!upsert) return std::unexpected(std::move(upsert.error()));
+  upsert->Bind(1, name).Bind(2, value);
+  return upsert->Run();
+}
+
+Result<std::optional<std::string>> Store::GetMeta(const std::string& name) const {
+  std::lock_guard guard(impl_->mu);
+  auto select =
+      impl_->conn->Prepare("SELECT value FROM meta WHERE name = ?1", "get meta " + Quoted(name));
+  if (!select) return std::unexpected(std::move(select.error()));
+  select->Bind(1, name);
+  auto row = select->Step();
+  if (!row) return std::unexpected(std::move(row.error()));
+  if (!*row) return std::optional<std::string>();
+  return std::optional<std::string>(select->Text(0));
+}
+
+}  // namespace slurmfleet::store

@@ -1,0 +1,102 @@
+// Store: the daemon's durable state in one SQLite file (WAL): submissions, their events, and a
+// small key-value table for cursors. Schema migrations run on Open, from the first version on.
+// Only one process may have a state file open: Open fails with kConflict, naming the file, when
+// another instance holds it.
+//
+// Thread safety: all methods may be called from any thread (one connection, serialized by a
+// mutex). Writes are durable when the call returns (WAL, synchronous=NORMAL is NOT used: FULL).
+//
+// Errors: every SQLite failure comes back as an Error whose `where` is the file's path and whose
+// message names the operation ("update submission 'run-7': disk I/O error ..."); kUnavailable
+// when SQLite reports the file busy (someone else's write transaction outlasted the short busy
+// timeout: back off), kInternal otherwise. Nothing throws. A failed write leaves both the file
+// and the caller's Submission unchanged.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/error.h"
+#include "store/submission.h"
+
+namespace slurmfleet::store {
+
+struct ListFilter {
+  bool active_only = false;  // only non-terminal phases
+  std::string cloud;         // empty: every cloud
+  std::string kind;          // empty: every kind
+  size_t limit = 0;          // 0: no limit; newest first when limited
+};
+
+class Store {
+ public:
+  // Opens (creating if needed, mode 0600) and migrates the state file; ":memory:" for tests
+  // (no lock, no WAL, gone on close). `clock` stamps every write and must outlive the Store.
+  // kConflict when another process (or another Store in this process) holds the file: the
+  // message names the file and, when known, the holder's pid. kConflict too when the file's
+  // schema is newer than this build knows. kInternal naming the file on SQLite errors.
+  // Alongside the file live `<path>.lock` (the lock, holding the owner's pid; never deleted)
+  // and SQLite's `<path>-wal` and `<path>-shm`.
+  static Result<std::unique_ptr<Store>> Open(const std::string& path, const Clock& clock);
+  ~Store();  // closes the file, then releases the lock
+
+  // Records a new intent and an "intent" event in one transaction. kConflict if the key exists.
+  // Sets version to 1 and created_at/updated_at from the clock. kInvalidInput for an empty key.
+  Status Add(Submission& submission);
+
+  // kNotFound for an unknown key.
+  Result<Submission> Get(const std::string& key) const;
+
+  // Unlimited: oldest first, by created_at then key. Limited: the `limit` newest, newest first
+  // (created_at then key, both descending).
+  Result<std::vector<Submission>> List(const ListFilter& filter) const;
+
+  // Test-and-set: writes `submission` only if the stored version equals submission.version, then
+  // bumps submission.version and updated_at. kConflict (nothing written) when the stored version
+  // differs; kNotFound for an unknown key. `event`, when given, is appended in the same
+  // transaction. created_at never changes after Add. The event's id, key (submission.key) and at
+  // (now) are set by the store; only its type and message are used.
+  Status Update(Submission& submission, const std::optional<Event>& event = std::nullopt);
+
+  // Update for many submissions in ONE transaction, all or nothing, with the same per-item
+  // test-and-set and event semantics. On success every submission's version and updated_at are
+  // bumped. On the first failure everything is rolled back, no submission is changed, and that
+  // item's error is returned (kConflict or kNotFound naming its key). A key may appear at most
+  // once: a repeat conflicts with its own earlier write. kInvalidInput for a null pointer. An
+  // empty batch is success.
+  Status UpdateMany(std::vector<std::pair<Submission*, std::optional<Event>>>& updates);
+
+  // Appends an event (its id and `at` are set by the store) and returns its id. `key` need not
+  // name a submission: the engine also records what it did to orphan jobs carrying our tag.
+  Result<int64_t> AppendEvent(const std::string& key, const std::string& type,
+                              const std::string& message);
+
+  // Events with id > after_id, oldest first, at most `limit` (0: no limit); for one key, or every
+  // key when `key` is empty. Start with after_id = 0; continue from the last id returned.
+  Result<std::vector<Event>> Events(const std::string& key, int64_t after_id, size_t limit) const;
+
+  // Small durable values (e.g. the tracker's update_time cursor). SetMeta overwrites; GetMeta
+  // returns nullopt for a name never set.
+  Status SetMeta(const std::string& name, const std::string& value);
+  Result<std::optional<std::string>> GetMeta(const std::string& name) const;
+
+  // The schema version this build writes (for `slurmfleet version` and tests).
+  static int SchemaVersion();
+
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+ private:
+  struct Impl;
+  explicit Store(std::unique_ptr<Impl> impl);
+
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace slurmfleet::store

@@ -1,0 +1,138 @@
+// The validate and render subcommands, run as the real binary.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <string>
+
+namespace {
+
+struct CliRun {
+  int exit_code;
+  std::string out;
+};
+
+// Runs the binary with `args`, after the environment assignments in `env` ("A=1 B=2").
+CliRun Slurmfleet(const std::string& args, const std::string& env = "") {
+  const std::string command = env + " " + SLURMFLEET_BINARY + " " + args + " 2>&1";
+  FILE* p = popen(command.c_str(), "r");
+  EXPECT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+const std::string kExample = std::string(SLURMFLEET_TESTDATA_DIR) + "/../examples/slurmfleet.yaml";
+const std::string kBroken = std::string(SLURMFLEET_TESTDATA_DIR) + "/config/testdata/broken.yaml";
+
+TEST(ValidateCliTest, ExampleIsValid) {
+  CliRun r = Slurmfleet("validate --config " + kExample);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find(": valid"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cpu-2n: native launch, labels 'mpi'"), std::string::npos) << r.out;
+}
+
+TEST(ValidateCliTest, ReportsEveryProblemAndFailsWithTheConfigExitCode) {
+  CliRun r = Slurmfleet("validate --config " + kBroken);
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  for (const std::string& expected : {
+           kBroken + ":7:9: jenkins.clouds[0].slurm.credentialsId: unknown key 'credentialsId'",
+           kBroken + ":9:9: jenkins.clouds[0].slurm.maxAgent: unknown key 'maxAgent'; did you "
+                     "mean 'maxAgents'?",
+           kBroken + ":12:13: jenkins.clouds[0].slurm.jobTemplates[0].lable: unknown key "
+                     "'lable'; did you mean 'label'?",
+           kBroken + ":13:24: jenkins.clouds[0].slurm.jobTemplates[0].timeLimit: expected a "
+                     "whole number, got 'two hours'",
+           kBroken + ":16:15: jenkins.clouds[0].slurm.jobTemplates[0].job.partiton: unknown "
+                     "job_desc field 'partiton'",
+           kBroken + ":5:9: jenkins.clouds[0].slurm.credentials: no Slurm credentials",
+           kBroken + ": 6 problems",
+       }) {
+    EXPECT_NE(r.out.find(expected), std::string::npos) << "missing: " << expected << "\n" << r.out;
+  }
+}
+
+TEST(ValidateCliTest, JsonOutput) {
+  CliRun r = Slurmfleet("validate --json --config " + kBroken);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.out.find("\"valid\": false"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"path\": \"jenkins.clouds[0].slurm.maxAgent\""), std::string::npos);
+}
+
+TEST(ValidateCliTest, SetFlagsOverride) {
+  CliRun r =
+      Slurmfleet("validate --config " + kExample + " --set jenkins.clouds.local.maxAgents=0");
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("--set jenkins.clouds.local.maxAgents=0: "
+                       "jenkins.clouds[0].slurm.maxAgents: 0 is out of range"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(ValidateCliTest, EnvironmentOverrides) {
+  CliRun r = Slurmfleet("validate --config " + kExample, "SLURMFLEET_SLURM_PARTITION=");
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(
+      r.out.find("environment SLURMFLEET_SLURM_PARTITION: batch.partition: must not be empty"),
+      std::string::npos)
+      << r.out;
+}
+
+TEST(ValidateCliTest, ConfigPathFromTheEnvironment) {
+  CliRun r = Slurmfleet("validate", "SLURMFLEET_CONFIG=" + kExample);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+}
+
+TEST(RenderCliTest, PrintsScriptAndRedactedBody) {
+  CliRun r = Slurmfleet("render --config " + kExample +
+                        " --template cpu --timestamp-ms 1712345678901 --sequence 2");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("# agent local-cpu-1712345678901-2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# ---- batch script ----\n#!/bin/bash\n"), std::string::npos);
+  EXPECT_NE(r.out.find("# ---- POST /slurm/v0.0.45/job/submit (secrets redacted) ----"),
+            std::string::npos);
+  EXPECT_NE(r.out.find("\"JENKINS_SECRET=***\""), std::string::npos);
+  EXPECT_EQ(r.out.find("rendered-without-a-secret"), std::string::npos);
+}
+
+TEST(RenderCliTest, PipelineJsonAndApiVersion) {
+  CliRun r = Slurmfleet("render --config " + kExample +
+                        " --template cpu --output body --api-version v0.0.42 --json "
+                        "'{\"job\": {\"cpus_per_task\": 2, \"time_limit\": 5}}'");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("\"cpus_per_task\": 2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"number\": 5"), std::string::npos) << r.out;
+}
+
+TEST(RenderCliTest, ScriptOutputIsShellcheckClean) {
+  for (const char* t : {"cpu", "cpu-2n", "pyxis", "apptainer", "custom"}) {
+    CliRun r = Slurmfleet("render --config " + kExample + " --template " + t +
+                          " --output script | shellcheck -");
+    EXPECT_EQ(r.exit_code, 0) << t << "\n" << r.out;
+  }
+  const std::string migration =
+      std::string(SLURMFLEET_TESTDATA_DIR) + "/../examples/static-node-migration.yaml";
+  for (const char* t : {"linux", "gpu"}) {
+    CliRun r = Slurmfleet("render --config " + migration + " --template " + t +
+                          " --output script | shellcheck -");
+    EXPECT_EQ(r.exit_code, 0) << t << "\n" << r.out;
+  }
+}
+
+TEST(RenderCliTest, Errors) {
+  CliRun r = Slurmfleet("render --config " + kExample + " --template nope");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("no job template named 'nope'"), std::string::npos) << r.out;
+  r = Slurmfleet("render --config " + kExample + " --template cpu --json '{\"job\": 1}'");
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  r = Slurmfleet("render --config " + kExample + " --template cpu --api-version v9");
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  r = Slurmfleet("render --config " + kBroken + " --template cpu");
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("more problems; run slurmfleet validate"), std::string::npos) << r.out;
+}
+
+}  // namespace

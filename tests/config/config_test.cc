@@ -1,0 +1,330 @@
+#include "config/config.h"
+
+#include <gtest/gtest.h>
+
+namespace slurmfleet::config {
+namespace {
+
+const std::string kExample = std::string(SLURMFLEET_TESTDATA_DIR) + "/../examples/slurmfleet.yaml";
+
+std::vector<std::string> Lines(const LoadResult& r) {
+  std::vector<std::string> out;
+  for (const Diagnostic& d : r.diagnostics) out.push_back(FormatDiagnostic(d));
+  return out;
+}
+
+std::string Cloud(const std::string& body) {
+  return "jenkins:\n"
+         "  clouds:\n"
+         "    - slurm:\n"
+         "        name: c\n"
+         "        slurmRestApiUrl: http://127.0.0.1:6820\n"
+         "        credentials: {user: ci, jwtFile: /t}\n"
+         "        jenkinsUrl: http://j:8080\n" +
+         body;
+}
+
+TEST(ConfigTest, TheExampleIsValid) {
+  LoadResult r = LoadConfigFile(kExample, {});
+  ASSERT_TRUE(r.ok()) << testing::PrintToString(Lines(r));
+  ASSERT_EQ(r.config.clouds.size(), 1u);
+  const config::Cloud& c = r.config.clouds[0];
+  EXPECT_EQ(c.name, "local");
+  EXPECT_EQ(c.slurm_rest_api_url, "http://127.0.0.1:6820");
+  EXPECT_EQ(c.credentials.user, "ci");
+  EXPECT_EQ(c.credentials.source, SlurmCredentials::Source::kTokenFile);
+  EXPECT_EQ(c.defaults.job.partition, "debug");
+  EXPECT_EQ(c.job_templates.size(), 5u);
+  ASSERT_TRUE(r.config.batch);
+  EXPECT_EQ(r.config.batch->runtime_profile, RuntimeProfile::kApptainer);
+  EXPECT_EQ(r.config.batch->cluster_storage_root, "/tmp/slurmfleet");
+  EXPECT_EQ(r.config.daemon.listen, "127.0.0.1:8470");
+  EXPECT_NE(r.config.FindCloud("local"), nullptr);
+  EXPECT_EQ(r.config.FindCloud("other"), nullptr);
+}
+
+TEST(ConfigTest, TheMigrationExampleIsValid) {
+  LoadResult r = LoadConfigFile(
+      std::string(SLURMFLEET_TESTDATA_DIR) + "/../examples/static-node-migration.yaml", {});
+  ASSERT_TRUE(r.ok()) << testing::PrintToString(Lines(r));
+  EXPECT_EQ(r.config.clouds[0].credentials.source, SlurmCredentials::Source::kMintFromKey);
+  EXPECT_EQ(r.config.clouds[0].job_templates.size(), 3u);
+}
+
+TEST(ConfigTest, MinimalCloudGetsDefaults) {
+  LoadResult r = LoadConfigText(Cloud(""), "f.yaml", {});
+  ASSERT_TRUE(r.ok()) << testing::PrintToString(Lines(r));
+  const config::Cloud& c = r.config.clouds[0];
+  EXPECT_EQ(c.jenkins_url, "http://j:8080/");  // trailing slash added
+  EXPECT_EQ(c.api_version, "auto");
+  EXPECT_TRUE(c.tls_verify);
+  EXPECT_EQ(c.max_agents, 10);
+  EXPECT_FALSE(r.config.batch);
+  EXPECT_EQ(r.config.daemon.state_file, "/var/lib/slurmfleet/state.db");
+}
+
+TEST(ConfigTest, ReportsEveryProblemWithPositionPathAndFix) {
+  const std::string text = Cloud(
+      "        maxAgents: many\n"                       // line 8
+      "        jobTemplates:\n"                         // 9
+      "          - name: cpu\n"                         // 10
+      "            cpusPerTsk: 4\n"                     // 11
+      "            memoryPerNode: -1\n"                 // 12
+      "            nodeUsageMode: SHARED\n"             // 13
+      "            agentLaunch: {downloadJar: yes}\n"   // 14
+      "            job:\n"                              // 15
+      "              mail_type: [END, FAILED]\n"        // 16
+      "              nice: high\n"                      // 17
+      "          - name: gpu large\n"                   // 18
+      "            inheritFrom: ghost\n"                // 19
+      "            agentLaunch: {downloadJar: true}\n"  // 20
+      "daemon:\n"                                       // 21
+      "  listen: localhost\n"                           // 22
+      "unknownTop: 1\n");                               // 23
+  LoadResult r = LoadConfigText(text, "bad.yaml", {});
+  EXPECT_EQ(Lines(r),
+            (std::vector<std::string>{
+                "bad.yaml:8:20: jenkins.clouds[0].slurm.maxAgents: expected a whole number, got "
+                "'many' (fix: write a number from 1 to 100000)",
+                "bad.yaml:12:28: jenkins.clouds[0].slurm.jobTemplates[0].memoryPerNode: -1 is out "
+                "of range (fix: use a number from 1 to 9223372036854775807)",
+                "bad.yaml:13:28: jenkins.clouds[0].slurm.jobTemplates[0].nodeUsageMode: 'SHARED' "
+                "is not a node usage mode (fix: write NORMAL or EXCLUSIVE)",
+                "bad.yaml:14:40: jenkins.clouds[0].slurm.jobTemplates[0].agentLaunch.downloadJar: "
+                "expected true or false, got 'yes' (fix: write true or false)",
+                "bad.yaml:16:32: jenkins.clouds[0].slurm.jobTemplates[0].job.mail_type[1]: "
+                "unknown flag 'FAILED' (did you mean 'FAIL'?)",
+                "bad.yaml:17:15: jenkins.clouds[0].slurm.jobTemplates[0].job.nice: expected an "
+                "integer, got a string",
+                "bad.yaml:11:13: jenkins.clouds[0].slurm.jobTemplates[0].cpusPerTsk: unknown key "
+                "'cpusPerTsk'; did you mean 'cpusPerTask'? (fix: rename it to 'cpusPerTask')",
+                "bad.yaml:18:19: jenkins.clouds[0].slurm.jobTemplates[1].name: template name 'gpu "
+                "large' contains ' '; use only letters, digits, '.', '_' and '-'",
+                "bad.yaml:14:26: jenkins.clouds[0].slurm.jobTemplates[0].agentLaunch.jarPath: "
+                "native launch needs agent.jar: set agentLaunch.jarPath to its path on the compute "
+                "nodes, or set agentLaunch.downloadJar: true",
+                "bad.yaml:19:13: jenkins.clouds[0].slurm.jobTemplates[1].inheritFrom: inheritFrom "
+                "names 'ghost', which is not a job template of this cloud",
+                "bad.yaml:22:11: daemon.listen: 'localhost' is not HOST:PORT (fix: write e.g. "
+                "127.0.0.1:8470)",
+                "bad.yaml:23:1: unknownTop: unknown key 'unknownTop' (fix: remove it; the keys "
+                "allowed here are: jenkins, batch, daemon)",
+            }));
+}
+
+TEST(ConfigTest, YamlSyntaxErrorHasAPosition) {
+  LoadResult r = LoadConfigText("jenkins:\n  clouds: [\n", "s.yaml", {});
+  ASSERT_EQ(r.diagnostics.size(), 1u);
+  EXPECT_EQ(r.diagnostics[0].source, "s.yaml");
+  EXPECT_GT(r.diagnostics[0].line, 0);
+  EXPECT_NE(r.diagnostics[0].message.find("not valid YAML"), std::string::npos);
+}
+
+TEST(ConfigTest, EmptyAndMissingFiles) {
+  EXPECT_EQ(Lines(LoadConfigText("", "e.yaml", {})),
+            std::vector<std::string>{"e.yaml:1:1: the configuration is empty (fix: start from "
+                                     "examples/slurmfleet.yaml)"});
+  LoadResult r = LoadConfigFile("/nonexistent/slurmfleet.yaml", {});
+  ASSERT_EQ(r.diagnostics.size(), 1u);
+  EXPECT_NE(r.diagnostics[0].message.find("cannot read the file"), std::string::npos);
+  EXPECT_EQ(Lines(LoadConfigText("daemon: {}\n", "d.yaml", {})),
+            std::vector<std::string>{"d.yaml:1:1: nothing to run: no jenkins.clouds and no batch "
+                                     "section (fix: add a cloud under jenkins.clouds, a batch "
+                                     "section, or both)"});
+}
+
+TEST(ConfigTest, CredentialProblems) {
+  auto load = [](const std::string& credentials) {
+    return Lines(
+        LoadConfigText("jenkins:\n  clouds:\n    - slurm:\n        name: c\n"
+                       "        slurmRestApiUrl: http://x\n        jenkinsUrl: http://j/\n" +
+                           credentials,
+                       "c.yaml", {}));
+  };
+  EXPECT_EQ(load(""), std::vector<std::string>{
+                          "c.yaml:4:9: jenkins.clouds[0].slurm.credentials: no Slurm credentials "
+                          "(fix: add credentials: {user: ci, jwtFile: /path/to/token})"});
+  EXPECT_EQ(load("        credentials: {user: ci}\n"),
+            std::vector<std::string>{
+                "c.yaml:7:22: jenkins.clouds[0].slurm.credentials: no token source (fix: set "
+                "exactly one of jwtFile (a token file), jwtEnv (a variable such as SLURM_JWT) or "
+                "jwtKeyFile (Slurm's jwt_key, to mint tokens))"});
+  EXPECT_EQ(load("        credentials: {user: ci, jwtFile: /a, jwtEnv: SLURM_JWT}\n"),
+            std::vector<std::string>{
+                "c.yaml:7:54: jenkins.clouds[0].slurm.credentials.jwtEnv: both jwtFile and jwtEnv "
+                "are set (fix: keep exactly one token source)"});
+  EXPECT_EQ(load("        credentials: {jwtKeyFile: /etc/slurm/jwt.key}\n"),
+            std::vector<std::string>{
+                "c.yaml:7:22: jenkins.clouds[0].slurm.credentials.user: minting a token needs the "
+                "user it is for (fix: add user: ci (the Slurm user the agents run as))"});
+  std::vector<std::string> inline_token = load("        credentials: {user: ci, token: eyJhbGc}\n");
+  ASSERT_EQ(inline_token.size(), 2u);
+  EXPECT_NE(inline_token[1].find("credentials.token: unknown key 'token' (fix: credentials are "
+                                 "never written inline"),
+            std::string::npos)
+      << inline_token[1];
+  std::vector<std::string> jcasc =
+      load("        credentials: {user: ci, jwtFile: /t}\n        credentialsId: slurm-jwt\n");
+  ASSERT_EQ(jcasc.size(), 1u);
+  EXPECT_NE(jcasc[0].find("credentialsId: unknown key 'credentialsId' (fix: slurmfleet reads the "
+                          "JWT itself"),
+            std::string::npos)
+      << jcasc[0];
+  EXPECT_EQ(load("        credentials: {user: ci, jwtFile: relative/token}\n"),
+            std::vector<std::string>{
+                "c.yaml:7:42: jenkins.clouds[0].slurm.credentials.jwtFile: 'relative/token' is "
+                "not an absolute path (fix: write a path starting with /)"});
+}
+
+TEST(ConfigTest, CredentialSourcesDecode) {
+  LoadResult r = LoadConfigText(
+      "jenkins:\n  clouds:\n    - slurm:\n        name: c\n        slurmRestApiUrl: http://x\n"
+      "        jenkinsUrl: http://j/\n"
+      "        credentials: {user: ci, jwtKeyFile: /k, tokenLifetimeSeconds: 600}\n"
+      "    - slurm:\n        name: d\n        slurmRestApiUrl: https://y\n"
+      "        jenkinsUrl: http://j/\n        credentials: {jwtEnv: MY_JWT}\n",
+      "c.yaml", {});
+  ASSERT_TRUE(r.ok()) << testing::PrintToString(Lines(r));
+  EXPECT_EQ(r.config.clouds[0].credentials.source, SlurmCredentials::Source::kMintFromKey);
+  EXPECT_EQ(r.config.clouds[0].credentials.jwt_key_file, "/k");
+  EXPECT_EQ(r.config.clouds[0].credentials.token_lifetime_seconds, 600);
+  EXPECT_EQ(r.config.clouds[1].credentials.source, SlurmCredentials::Source::kEnvironment);
+  EXPECT_EQ(r.config.clouds[1].credentials.token_env, "MY_JWT");
+}
+
+TEST(ConfigTest, DuplicatesAreReported) {
+  std::vector<std::string> lines =
+      Lines(LoadConfigText(Cloud("        maxAgents: 2\n        maxAgents: 3\n"
+                                 "        jobTemplates:\n"
+                                 "          - {name: a, agentLaunch: {downloadJar: true}}\n"
+                                 "          - {name: a, agentLaunch: {downloadJar: true}}\n"),
+                           "d.yaml", {}));
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].find("d.yaml:9:9: jenkins.clouds[0].slurm.maxAgents: 'maxAgents' is given "
+                          "twice"),
+            std::string::npos)
+      << lines[0];
+  EXPECT_NE(lines[1].find("jobTemplates[1].name: another template of this cloud is already "
+                          "named 'a'"),
+            std::string::npos)
+      << lines[1];
+}
+
+TEST(ConfigTest, InheritanceCycleIsReportedAtEachTemplate) {
+  std::vector<std::string> lines =
+      Lines(LoadConfigText(Cloud("        defaultAgentLaunch: {downloadJar: true}\n"
+                                 "        jobTemplates:\n"
+                                 "          - {name: a, inheritFrom: b}\n"
+                                 "          - {name: b, inheritFrom: [a]}\n"),
+                           "i.yaml", {}));
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].find("inheritFrom forms a cycle (a -> b -> a)"), std::string::npos)
+      << lines[0];
+}
+
+TEST(ConfigTest, TemplateFieldsAndRawJobMerge) {
+  LoadResult r = LoadConfigText(Cloud("        apiVersion: v0.0.42\n"
+                                      "        jobTemplates:\n"
+                                      "          - name: t\n"
+                                      "            partition: gpu\n"
+                                      "            environment: {A: '1'}\n"
+                                      "            agentLaunch: {downloadJar: true}\n"
+                                      "            job:\n"
+                                      "              account: physics\n"
+                                      "              minimum_nodes: 2\n"
+                                      "              environment: [B=2]\n"
+                                      "              comment: '123'\n"
+                                      "              partition: other\n"),
+                                "t.yaml", {});
+  std::vector<std::string> lines = Lines(r);
+  ASSERT_EQ(lines.size(), 2u) << testing::PrintToString(lines);
+  EXPECT_NE(lines[0].find("job.comment: 'comment' is set by slurmfleet"), std::string::npos);
+  EXPECT_NE(lines[1].find("job.partition: set both here and as 'partition' (fix: keep only "
+                          "'partition')"),
+            std::string::npos)
+      << lines[1];
+  const spec::JobTemplate& t = r.config.clouds[0].job_templates[0];
+  EXPECT_EQ(t.job.partition, "gpu");
+  EXPECT_EQ(t.job.account, "physics");
+  EXPECT_EQ(t.job.minimum_nodes, 2);
+  EXPECT_EQ(t.environment, (std::map<std::string, std::string>{{"A", "1"}, {"B", "2"}}));
+}
+
+TEST(ConfigTest, ApiVersionsAndUrls) {
+  std::vector<std::string> lines =
+      Lines(LoadConfigText("jenkins:\n  clouds:\n    - slurm:\n        name: c\n        "
+                           "slurmRestApiUrl: 127.0.0.1:6820\n"
+                           "        apiVersion: v0.0.40\n        credentials: {jwtEnv: SLURM_JWT}\n"
+                           "        jenkinsUrl: ftp://j\n",
+                           "u.yaml", {}));
+  ASSERT_EQ(lines.size(), 3u) << testing::PrintToString(lines);
+  EXPECT_NE(lines[0].find("slurmRestApiUrl: '127.0.0.1:6820' is not an http:// or https:// URL"),
+            std::string::npos);
+  EXPECT_NE(lines[1].find("apiVersion: 'v0.0.40' is not an API version slurmfleet speaks (fix: "
+                          "use auto or one of v0.0.42, v0.0.43, v0.0.44, v0.0.45)"),
+            std::string::npos)
+      << lines[1];
+  EXPECT_NE(lines[2].find("jenkinsUrl: 'ftp://j' is not an http:// or https:// URL"),
+            std::string::npos);
+}
+
+TEST(ConfigTest, BatchSection) {
+  std::vector<std::string> lines = Lines(LoadConfigText(
+      "batch:\n  restUrl: https://slurmrestd:6820\n  runtimeProfile: docker\n"
+      "  credentials: {user: tp, jwtFile: /run/secrets/slurm-jwt}\n  storageRoot: lustre\n",
+      "b.yaml", {}));
+  EXPECT_EQ(lines, (std::vector<std::string>{
+                       "b.yaml:2:3: batch.partition: 'partition' is required (fix: the partition "
+                       "batch runs go to, e.g. partition: gpu)",
+                       "b.yaml:3:19: batch.runtimeProfile: 'docker' is not a runtime profile (fix: "
+                       "write enroot-pyxis or apptainer)",
+                       "b.yaml:5:16: batch.storageRoot: 'lustre' is not an absolute path (fix: "
+                       "write a path starting with /)"}));
+}
+
+TEST(ConfigTest, EnvironmentAndFlagsOverrideTheFile) {
+  const std::string text =
+      "batch:\n  restUrl: https://a:6820\n  credentials: {user: tp, jwtFile: /f}\n"
+      "  partition: gpu\n  storageRoot: /lustre\n";
+  std::vector<Override> overrides = OverridesFromEnvironment({
+      {"SLURMFLEET_SLURM_PARTITION", "cpu"},
+      {"SLURMFLEET_SLURM_JWT_KEY_FILE", "/etc/slurm/jwt.key"},
+      {"SLURMFLEET_SLURM_STORAGE_ROOT", "/mnt/lustre"},
+      {"SLURMFLEET_SLURM_TLS_VERIFY", "false"},
+  });
+  overrides.push_back(*ParseSetFlag("batch.partition=debug"));
+  LoadResult r = LoadConfigText(text, "o.yaml", overrides);
+  ASSERT_TRUE(r.ok()) << testing::PrintToString(Lines(r));
+  EXPECT_EQ(r.config.batch->partition, "debug");  // the flag wins over the environment
+  EXPECT_EQ(r.config.batch->credentials.source, SlurmCredentials::Source::kMintFromKey);
+  EXPECT_EQ(r.config.batch->cluster_storage_root, "/mnt/lustre");
+  EXPECT_EQ(r.config.batch->storage_root, "/lustre");
+  EXPECT_FALSE(r.config.batch->tls_verify);
+}
+
+TEST(ConfigTest, OverrideProblemsNameTheirSource) {
+  const std::string text =
+      "batch:\n  restUrl: https://a:6820\n  credentials: {user: tp, jwtFile: /f}\n"
+      "  partition: gpu\n  storageRoot: /lustre\n";
+  LoadResult r = LoadConfigText(
+      text, "o.yaml", OverridesFromEnvironment({{"SLURMFLEET_SLURM_RUNTIME_PROFILE", "podman"}}));
+  EXPECT_EQ(Lines(r),
+            std::vector<std::string>{
+                "environment SLURMFLEET_SLURM_RUNTIME_PROFILE: batch.runtimeProfile: "
+                "'podman' is not a runtime profile (fix: write enroot-pyxis or apptainer)"});
+  r = LoadConfigText(text, "o.yaml", {*ParseSetFlag("batch.partition.x=1")});
+  EXPECT_EQ(Lines(r), std::vector<std::string>{
+                          "--set batch.partition.x=1: batch.partition.x: batch.partition is a "
+                          "single value or a list, so 'batch.partition.x' cannot go inside it"});
+}
+
+TEST(ConfigTest, LoadConfigSummarisesForOtherCommands) {
+  Result<Config> c = LoadConfig(kExample, {*ParseSetFlag("daemon.listen=nope")});
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().code, Code::kInvalidInput);
+  EXPECT_NE(c.error().message.find("daemon.listen: 'nope' is not HOST:PORT"), std::string::npos);
+  EXPECT_TRUE(LoadConfig(kExample, {}));
+}
+
+}  // namespace
+}  // namespace slurmfleet::config

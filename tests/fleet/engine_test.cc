@@ -1,0 +1,321 @@
+// The engine's reconcile contract, against a small fake Slurm and a real (in-memory) store, with
+// a clock that moves only when the test says so. The same scenarios run against the real testbed
+// in engine_integration_test.cc.
+#include "fleet/engine.h"
+
+#include <gtest/gtest.h>
+
+#include "base/fake_clock.h"
+#include "fleet/fake_slurm_client.h"
+
+namespace slurmfleet::fleet {
+namespace {
+
+using namespace std::chrono_literals;
+using store::Phase;
+
+class EngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = store::Store::Open(":memory:", clock_);
+    ASSERT_TRUE(s) << s.error().ToString();
+    store_ = std::move(*s);
+    engine_ = MakeEngine();
+  }
+
+  std::unique_ptr<Engine> MakeEngine() {
+    EngineOptions o;
+    o.cloud = "c1";
+    o.instance = "test";
+    o.lost_grace = 60s;
+    o.orphan_grace = 60s;
+    o.absence_margin = 45s;
+    auto e = Engine::Create(*store_, slurm_, clock_, o);
+    EXPECT_TRUE(e) << e.error().ToString();
+    return std::move(*e);
+  }
+
+  void Advance(std::chrono::seconds d) {
+    clock_.Advance(d);
+    slurm_.now += d;
+  }
+
+  slurm::JobRequest Request(std::string name = "job") {
+    slurm::JobRequest r;
+    r.name = std::move(name);
+    r.script = "#!/bin/bash\ntrue\n";
+    r.environment = {{"PATH", "/bin", false}};
+    return r;
+  }
+
+  store::Submission Get(const std::string& key) {
+    auto s = store_->Get(key);
+    EXPECT_TRUE(s) << s.error().ToString();
+    return s ? *s : store::Submission{};
+  }
+
+  std::string Add(std::string key = "", std::string name = "job") {
+    auto s = engine_->AddIntent(std::move(key), "job", "test", Request(std::move(name)));
+    EXPECT_TRUE(s) << s.error().ToString();
+    return s ? s->key : "";
+  }
+
+  FakeClock clock_{std::chrono::system_clock::time_point(std::chrono::seconds(1'800'000'000))};
+  FakeSlurmClient slurm_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<Engine> engine_;
+};
+
+TEST_F(EngineTest, SubmitsAnIntentWithOurTagAndRequeueOff) {
+  std::string key = Add("run-7");
+  engine_->Tick();
+  store::Submission s = Get(key);
+  EXPECT_EQ(s.phase, Phase::kPending);
+  ASSERT_TRUE(s.job_id);
+  EXPECT_EQ(s.attempts, 1);
+  const slurm::JobRequest& sent = slurm_.request_of(*s.job_id);
+  EXPECT_EQ(sent.comment, "slurmfleet:test:run-7");
+  EXPECT_FALSE(sent.requeue);
+}
+
+TEST_F(EngineTest, LostSubmitResponseNeverMakesASecondJob) {
+  slurm_.dropped_responses = 1;
+  std::string key = Add("run-7");
+  engine_->Tick();
+  EXPECT_EQ(Get(key).phase, Phase::kSubmitting);
+  engine_->Tick();  // finds the job by its tag and adopts it
+  store::Submission s = Get(key);
+  EXPECT_EQ(s.phase, Phase::kPending);
+  EXPECT_TRUE(s.job_id);
+  EXPECT_EQ(slurm_.jobs().size(), 1u);
+  EXPECT_EQ(slurm_.submit_calls, 1);
+}
+
+TEST_F(EngineTest, TwoHundredDroppedResponsesMakeExactlyTwoHundredJobs) {
+  slurm_.dropped_responses = 200;
+  std::vector<std::string> keys;
+  for (int i = 0; i < 200; ++i) keys.push_back(Add("k" + std::to_string(i)));
+  for (int i = 0; i < 5; ++i) {
+    engine_->Tick();
+    Advance(1s);
+  }
+  EXPECT_EQ(slurm_.jobs().size(), 200u);
+  EXPECT_EQ(slurm_.submit_calls, 200);
+  std::set<uint32_t> ids;
+  for (const std::string& k : keys) {
+    store::Submission s = Get(k);
+    EXPECT_EQ(s.phase, Phase::kPending) << k;
+    ASSERT_TRUE(s.job_id) << k;
+    ids.insert(*s.job_id);
+  }
+  EXPECT_EQ(ids.size(), 200u);
+}
+
+TEST_F(EngineTest, ASubmitThatNeverArrivedIsResentOnlyAfterAbsenceIsProven) {
+  slurm_.lost_before_slurm = 1;
+  std::string key = Add("run-8");
+  engine_->Tick();
+  EXPECT_EQ(Get(key).phase, Phase::kSubmitting);
+  Advance(30s);
+  engine_->Tick();  // within the margin: a POST could still land, so no resend
+  EXPECT_EQ(Get(key).phase, Phase::kSubmitting);
+  EXPECT_EQ(slurm_.submit_calls, 1);
+  Advance(20s);
+  engine_->Tick();  // past the margin and still absent: resend under the same key
+  store::Submission s = Get(key);
+  EXPECT_EQ(s.phase, Phase::kPending);
+  EXPECT_EQ(s.attempts, 2);
+  EXPECT_EQ(slurm_.jobs().size(), 1u);
+}
+
+TEST_F(EngineTest, ARestartedEngineAdoptsWhatItsPredecessorLeftUnsure) {
+  slurm_.dropped_responses = 1;
+  std::string key = Add("run-9");
+  engine_->Tick();
+  engine_.reset();  // the daemon dies
+  engine_ = MakeEngine();
+  engine_->Tick();
+  EXPECT_EQ(Get(key).phase, Phase::kPending);
+  EXPECT_EQ(slurm_.jobs().size(), 1u);
+}
+
+TEST_F(EngineTest, ACrashBetweenRecordingAndPostingIsResentAfterTheMargin) {
+  store::Submission s;
+  s.key = "crashed";
+  s.kind = "job";
+  s.cloud = "c1";
+  s.request_json = R"({"job":{"name":"x","script":"#!/bin/bash\n","environment":["PATH=/bin"]},"secret_env":[]})";
+  ASSERT_TRUE(store_->Add(s));
+  s.phase = Phase::kSubmitting;
+  s.attempts = 1;
+  s.submit_sent_at = 1'800'000'000;
+  ASSERT_TRUE(store_->Update(s));
+  engine_ = MakeEngine();
+  engine_->Tick();
+  EXPECT_EQ(Get("crashed").phase, Phase::kSubmitting);
+  Advance(46s);
+  engine_->Tick();
+  EXPECT_EQ(Get("crashed").phase, Phase::kPending);
+  EXPECT_EQ(slurm_.jobs().size(), 1u);
+}
+
+TEST_F(EngineTest, StateChangesBecomeEventsAndTheEndIsRecorded) {
+  std::string key = Add("run-10");
+  engine_->Tick();
+  uint32_t id = *Get(key).job_id;
+  slurm_.SetState(id, {"RUNNING"});
+  engine_->Tick();
+  EXPECT_EQ(Get(key).phase, Phase::kRunning);
+  slurm_.SetState(id, {"COMPLETED", "COMPLETING"});
+  engine_->Tick();
+  EXPECT_EQ(Get(key).phase, Phase::kCompleting);  // resources still held: not terminal
+  slurm_.SetState(id, {"COMPLETED"});
+  engine_->Tick();
+  EXPECT_EQ(Get(key).phase, Phase::kSucceeded);
+  EXPECT_EQ(engine_->active_count(), 0u);
+  auto events = store_->Events(key, 0, 100);
+  ASSERT_TRUE(events);
+  std::vector<std::string> types;
+  for (const auto& e : *events) types.push_back(e.type);
+  EXPECT_EQ(types, (std::vector<std::string>{"intent", "submitting", "submitted", "state", "state", "finished"}));
+}
+
+TEST_F(EngineTest, VanishedJobIsLostOnlyAfterTheGracePeriod) {
+  std::string key = Add("run-11");
+  engine_->Tick();
+  slurm_.Forget(*Get(key).job_id);
+  Advance(59s);
+  engine_->Tick();
+  EXPECT_EQ(Get(key).phase, Phase::kPending);
+  Advance(2s);
+  engine_->Tick();
+  store::Submission s = Get(key);
+  EXPECT_EQ(s.phase, Phase::kLost);
+  EXPECT_NE(s.failure.find("vanished"), std::string::npos);
+}
+
+TEST_F(EngineTest, AnUnresolvablePendingReasonFailsFastAndCancelsTheJob) {
+  std::string key = Add("run-12");
+  engine_->Tick();
+  uint32_t id = *Get(key).job_id;
+  slurm_.SetState(id, {"PENDING"}, "BadConstraints");
+  engine_->Tick();
+  store::Submission s = Get(key);
+  EXPECT_EQ(s.phase, Phase::kFailed);
+  EXPECT_NE(s.failure.find("BadConstraints"), std::string::npos);
+  EXPECT_EQ(slurm_.jobs().at(id).state.base, slurm::BaseState::kCancelled);
+}
+
+TEST_F(EngineTest, AResolvablePendingReasonKeepsWaiting) {
+  std::string key = Add("run-13");
+  engine_->Tick();
+  slurm_.SetState(*Get(key).job_id, {"PENDING"}, "Resources");
+  engine_->Tick();
+  EXPECT_EQ(Get(key).phase, Phase::kPending);
+  EXPECT_EQ(Get(key).state_reason, "Resources");
+}
+
+TEST_F(EngineTest, OrphansWithOurTagAreCancelledAfterTheGracePeriodAndNothingElseIs) {
+  uint32_t orphan = slurm_.AddForeignJob("slurmfleet:test:gone-1", "ci");
+  uint32_t untagged = slurm_.AddForeignJob("someone's job", "ci");
+  uint32_t other_instance = slurm_.AddForeignJob("slurmfleet:prod:k1", "ci");
+  uint32_t other_user = slurm_.AddForeignJob("slurmfleet:test:gone-2", "alice");
+  engine_->Tick();
+  EXPECT_EQ(slurm_.jobs().at(orphan).state.base, slurm::BaseState::kRunning);  // within grace
+  Advance(61s);
+  slurm_.Touch();
+  engine_->Tick();
+  EXPECT_EQ(slurm_.jobs().at(orphan).state.base, slurm::BaseState::kCancelled);
+  EXPECT_EQ(slurm_.jobs().at(untagged).state.base, slurm::BaseState::kRunning);
+  EXPECT_EQ(slurm_.jobs().at(other_instance).state.base, slurm::BaseState::kRunning);
+  EXPECT_EQ(slurm_.jobs().at(other_user).state.base, slurm::BaseState::kRunning);
+}
+
+TEST_F(EngineTest, ALiveSubmissionsJobIsNeverAnOrphan) {
+  std::string key = Add("run-14");
+  engine_->Tick();
+  uint32_t id = *Get(key).job_id;
+  slurm_.SetState(id, {"RUNNING"});
+  Advance(3600s);
+  slurm_.Touch();
+  engine_->Tick();
+  EXPECT_EQ(slurm_.jobs().at(id).state.base, slurm::BaseState::kRunning);
+}
+
+TEST_F(EngineTest, CancelRequestCancelsTheJob) {
+  std::string key = Add("run-15");
+  engine_->Tick();
+  uint32_t id = *Get(key).job_id;
+  ASSERT_TRUE(engine_->RequestCancel(key));
+  engine_->Tick();
+  EXPECT_EQ(slurm_.jobs().at(id).state.base, slurm::BaseState::kCancelled);
+  engine_->Tick();
+  EXPECT_EQ(Get(key).phase, Phase::kCancelled);
+}
+
+TEST_F(EngineTest, CancelBeforeSubmissionNeverSubmits) {
+  slurm_.unavailable_lists = 1;  // the first pass cannot reach Slurm, so nothing is sent
+  std::string key = Add("run-16");
+  engine_->Tick();
+  ASSERT_TRUE(engine_->RequestCancel(key));
+  engine_->Tick();
+  EXPECT_EQ(Get(key).phase, Phase::kCancelled);
+  EXPECT_EQ(slurm_.submit_calls, 0);
+}
+
+TEST_F(EngineTest, RejectedSubmitFailsWithSlurmsWords) {
+  slurm_.reject_submits = 1;
+  std::string key = Add("run-17");
+  engine_->Tick();
+  store::Submission s = Get(key);
+  EXPECT_EQ(s.phase, Phase::kFailed);
+  EXPECT_NE(s.failure.find("Invalid partition"), std::string::npos);
+}
+
+TEST_F(EngineTest, UnreachableSlurmIsRetriedLater) {
+  slurm_.unavailable_submits = 1;
+  std::string key = Add("run-18");
+  engine_->Tick();
+  EXPECT_EQ(Get(key).phase, Phase::kIntent);
+  engine_->Tick();
+  EXPECT_EQ(Get(key).phase, Phase::kPending);
+  EXPECT_EQ(slurm_.jobs().size(), 1u);
+}
+
+TEST_F(EngineTest, OneTrackingRequestPerPassHoweverManyJobs) {
+  for (int i = 0; i < 500; ++i) Add("m" + std::to_string(i));
+  engine_->Tick();
+  for (int pass = 0; pass < 3; ++pass) {
+    int before = slurm_.list_calls;
+    PassStats stats = engine_->Tick();
+    EXPECT_EQ(slurm_.list_calls - before, 1);
+    EXPECT_EQ(stats.tracking_requests, 1);
+  }
+}
+
+TEST_F(EngineTest, SameKeySameRequestIsIdempotentAnotherRequestConflicts) {
+  auto a = engine_->AddIntent("dup", "job", "t", Request("x"));
+  ASSERT_TRUE(a);
+  auto again = engine_->AddIntent("dup", "job", "t", Request("x"));
+  ASSERT_TRUE(again) << again.error().ToString();
+  EXPECT_EQ(again->key, "dup");
+  auto other = engine_->AddIntent("dup", "job", "t", Request("y"));
+  ASSERT_FALSE(other);
+  EXPECT_EQ(other.error().code, Code::kConflict);
+  auto bad = engine_->AddIntent("bad key!", "job", "t", Request("x"));
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, Code::kInvalidInput);
+}
+
+TEST_F(EngineTest, FastWhileStartingSlowWhenSteady) {
+  std::string key = Add("run-19");
+  EXPECT_EQ(engine_->NextInterval(), engine_->options().fast_interval);
+  engine_->Tick();
+  EXPECT_EQ(engine_->NextInterval(), engine_->options().fast_interval);  // pending
+  slurm_.SetState(*Get(key).job_id, {"RUNNING"});
+  engine_->Tick();
+  EXPECT_EQ(engine_->NextInterval(), engine_->options().slow_interval);
+}
+
+}  // namespace
+}  // namespace slurmfleet::fleet

@@ -1,0 +1,133 @@
+// FakeSlurmClient: a job table plus scripted failures, nothing more. Jobs change only when the
+// test says so (SetState, Forget) or through Submit/Cancel. Not thread-safe.
+#pragma once
+
+#include <map>
+
+#include "slurm/client.h"
+
+namespace slurmfleet::fleet {
+
+class FakeSlurmClient final : public slurm::Client {
+ public:
+  explicit FakeSlurmClient(std::string user = "ci") : user_(std::move(user)) {}
+
+  std::string_view api_version() const override { return "v0.0.45"; }
+  Result<slurm::PingReport> Ping() override { return slurm::PingReport{}; }
+
+  Result<slurm::SubmitReceipt> Submit(const slurm::JobRequest& r) override {
+    ++submit_calls;
+    if (unavailable_submits > 0) {
+      --unavailable_submits;
+      return Fail(Code::kUnavailable, "connection refused", "POST");
+    }
+    if (reject_submits > 0) {
+      --reject_submits;
+      return Fail(Code::kRejected, "[2002] Invalid partition name specified", "POST");
+    }
+    if (lost_before_slurm > 0) {  // the request never reached slurmctld, but we cannot know
+      --lost_before_slurm;
+      return Fail(Code::kUnknownOutcome, "timeout", "POST");
+    }
+    slurm::JobInfo job;
+    job.job_id = next_id_++;
+    job.sluid = "s" + std::string(13 - std::to_string(job.job_id).size(), '0') + std::to_string(job.job_id);
+    job.name = r.name;
+    job.comment = r.comment;
+    job.user_name = user_;
+    job.state = slurm::ParseJobState({"PENDING"});
+    job.state_reason = "None";
+    job.submit_time = now;
+    jobs_[job.job_id] = job;
+    requests_[job.job_id] = r;
+    Touch();
+    if (dropped_responses > 0) {  // the job exists, the answer was lost
+      --dropped_responses;
+      return Fail(Code::kUnknownOutcome, "connection reset", "POST");
+    }
+    return slurm::SubmitReceipt{job.job_id, "batch", "", {}};
+  }
+  Result<slurm::SubmitReceipt> SubmitHet(const std::vector<slurm::JobRequest>& c) override { return Submit(c.at(0)); }
+
+  Result<std::vector<slurm::JobInfo>> GetJob(const slurm::JobRef& ref) override {
+    for (const auto& [id, j] : jobs_) {
+      if (id == ref.id || (!ref.sluid.empty() && j.sluid == ref.sluid)) return std::vector<slurm::JobInfo>{j};
+    }
+    return Fail(Code::kNotFound, "no such job", "GET");
+  }
+
+  Result<slurm::JobsSnapshot> JobsChangedSince(std::optional<slurm::Seconds> since) override {
+    ++list_calls;
+    if (unavailable_lists > 0) {
+      --unavailable_lists;
+      return Fail(Code::kUnavailable, "connection refused", "GET");
+    }
+    slurm::JobsSnapshot s;
+    s.last_update = changed_at_;
+    if (since && *since >= changed_at_) {
+      s.changed = false;
+      return s;
+    }
+    for (const auto& [id, j] : jobs_) s.jobs.push_back(j);
+    return s;
+  }
+  Result<std::vector<slurm::JobStateEntry>> JobStates(const std::vector<uint32_t>&) override { return {}; }
+  Result<std::vector<slurm::JobInfo>> ListJobs(std::string_view) override { return {}; }
+
+  Status Cancel(const slurm::JobRef& ref, std::string_view) override {
+    ++cancel_calls;
+    auto it = jobs_.find(ref.id);
+    if (it == jobs_.end()) return Fail(Code::kNotFound, "no such job", "DELETE");
+    if (it->second.user_name != user_) return Fail(Code::kRejected, "belongs to another user", "DELETE");
+    auto b = it->second.state.base;
+    if (b == slurm::BaseState::kPending || b == slurm::BaseState::kRunning) {
+      it->second.state = slurm::ParseJobState({"CANCELLED"});
+      Touch();
+    }
+    return {};
+  }
+
+  // --- knobs
+  void SetState(uint32_t id, std::vector<std::string> state, std::string reason = "None") {
+    jobs_.at(id).state = slurm::ParseJobState(state);
+    jobs_.at(id).state_reason = std::move(reason);
+    Touch();
+  }
+  void Forget(uint32_t id) {
+    jobs_.erase(id);
+    Touch();
+  }
+  // A job someone else (another user, or no tag) runs.
+  uint32_t AddForeignJob(std::string comment, std::string user) {
+    slurm::JobInfo j;
+    j.job_id = next_id_++;
+    j.comment = std::move(comment);
+    j.user_name = std::move(user);
+    j.state = slurm::ParseJobState({"RUNNING"});
+    j.submit_time = now;
+    jobs_[j.job_id] = j;
+    Touch();
+    return j.job_id;
+  }
+  const std::map<uint32_t, slurm::JobInfo>& jobs() const { return jobs_; }
+  const slurm::JobRequest& request_of(uint32_t id) const { return requests_.at(id); }
+  // Advance "Slurm time" with the test's clock so snapshots change.
+  void Touch() { changed_at_ = std::max(changed_at_ + std::chrono::seconds(1), now); }
+
+  slurm::Seconds now{std::chrono::seconds(1'800'000'000)};
+  int dropped_responses = 0;
+  int lost_before_slurm = 0;
+  int unavailable_submits = 0;
+  int unavailable_lists = 0;
+  int reject_submits = 0;
+  int submit_calls = 0, list_calls = 0, cancel_calls = 0;
+
+ private:
+  std::string user_;
+  uint32_t next_id_ = 100;
+  std::map<uint32_t, slurm::JobInfo> jobs_;
+  std::map<uint32_t, slurm::JobRequest> requests_;
+  slurm::Seconds changed_at_{std::chrono::seconds(1'800'000'000)};
+};
+
+}  // namespace slurmfleet::fleet

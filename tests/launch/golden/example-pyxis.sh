@@ -1,0 +1,34 @@
+#!/bin/bash
+# slurmfleet agent local-pyxis-1712345678901-7: cloud local, template pyxis, pyxis launch.
+set -eo pipefail
+
+# Slurm starts the job with only the variables of the request; builds still want USER and
+# HOME (git refuses to run without HOME).
+USER="${USER:-$(id -un)}"
+HOME="${HOME:-$(getent passwd "$USER" | cut -d: -f6)}"
+export USER HOME
+
+# Runs inside the container: moves the secret from the environment into a 0600 file (never
+# onto a command line), then starts the agent with the arguments it is given. Remoting
+# works in /tmp/{agent} inside the container; remoteFS is the working directory.
+# shellcheck disable=SC2016 # $1, $@ and $JENKINS_SECRET expand inside the container
+in_container='umask 077
+dir="$1"
+shift
+mkdir -p -- "$dir"
+trap "rm -rf -- \"$dir\"" EXIT
+trap "exit 143" TERM
+trap "exit 130" INT
+printf "%s\n" "$JENKINS_SECRET" > "$dir/secret"
+unset JENKINS_SECRET
+"$@" -secret "@$dir/secret" -workDir "$dir"'
+
+# One agent, on this node, in a step that overlaps the allocation: builds may use all of it.
+srun -N1 -n1 --overlap --nodelist="$SLURMD_NODENAME" \
+  --container-image=/images/jenkins-inbound-agent.sqsh \
+  --container-mounts=/tmp/jenkins:/tmp/jenkins \
+  --no-container-mount-home \
+  --container-writable \
+  /bin/sh -c "$in_container" slurmfleet-agent "/tmp/$JENKINS_AGENT_NAME" \
+  /opt/java/openjdk/bin/java -jar /usr/share/jenkins/agent.jar \
+  -url "$JENKINS_URL" -name "$JENKINS_AGENT_NAME" -webSocket -noReconnectAfter 10m

@@ -1,0 +1,66 @@
+#!/bin/bash
+# slurmfleet agent lab-native-download-1712345678901-7: cloud lab, template native-download, native launch.
+set -eo pipefail
+
+# Slurm starts the job with only the variables of the request; builds still want USER and
+# HOME (git refuses to run without HOME).
+USER="${USER:-$(id -un)}"
+HOME="${HOME:-$(getent passwd "$USER" | cut -d: -f6)}"
+export USER HOME
+
+workdir=/tmp/jenkins
+agent_dir=/tmp/jenkins/agents/lab-native-download-1712345678901-7
+secret_file="$agent_dir/secret"
+jar_tmp=
+
+# The agent's private directory: remoteFS and remoting -workDir, so two agents on one node
+# never share a workspace. It is removed when the job ends, however it ends.
+umask 077
+mkdir -p -- "$workdir/agents"
+if [ -L "$workdir/agents" ] || [ ! -O "$workdir/agents" ]; then
+  echo "slurmfleet: $workdir/agents must be a directory owned by $USER" >&2
+  exit 1
+fi
+mkdir -m 0700 -- "$agent_dir"
+cleanup() {
+  rm -rf -- "$agent_dir"
+  if [ -n "$jar_tmp" ]; then rm -f -- "$jar_tmp"; fi
+}
+trap cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+trap 'exit 129' HUP
+
+# The secret goes from the environment into a 0600 file, never onto a command line where
+# anyone on the node could read it; builds do not inherit it.
+printf '%s\n' "$JENKINS_SECRET" > "$secret_file"
+unset JENKINS_SECRET
+
+# agent.jar comes from the controller the agent talks to, cached in the working directory:
+# fetched when missing or older than the controller's, into a temporary file that is
+# checked and then renamed into place, so a concurrent agent never sees half a jar.
+agent_jar="$workdir/agent.jar"
+jar_tmp="$(mktemp -- "$agent_jar.XXXXXX")"
+time_cond=()
+if [ -s "$agent_jar" ]; then
+  time_cond=(--time-cond "$agent_jar")
+fi
+if ! curl --fail --silent --show-error --location --retry 3 "${time_cond[@]}" \
+    --output "$jar_tmp" "${JENKINS_URL}jnlpJars/agent.jar"; then
+  echo "slurmfleet: cannot download ${JENKINS_URL}jnlpJars/agent.jar" >&2
+  exit 1
+fi
+if [ -s "$jar_tmp" ]; then
+  if [ "$(head -c 2 -- "$jar_tmp")" != PK ]; then
+    echo "slurmfleet: ${JENKINS_URL}jnlpJars/agent.jar is not a jar file" >&2
+    exit 1
+  fi
+  chmod 0644 -- "$jar_tmp"
+  mv -f -- "$jar_tmp" "$agent_jar"
+fi
+
+# One agent, on this node, in a step that overlaps the allocation: builds may use all of it.
+srun -N1 -n1 --overlap --nodelist="$SLURMD_NODENAME" \
+  java -jar "$agent_jar" \
+  -url "$JENKINS_URL" -name "$JENKINS_AGENT_NAME" -secret "@$secret_file" \
+  -webSocket -workDir "$agent_dir" -noReconnectAfter 10m

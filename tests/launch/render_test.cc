@@ -1,0 +1,274 @@
+#include "launch/render.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+#include "config/config.h"
+#include "launch/agent_name.h"
+#include "launch/golden.h"
+#include "spec/inline_json.h"
+
+namespace slurmfleet::launch {
+namespace {
+
+using ::slurmfleet::testing::ExpectGolden;
+using std::chrono::milliseconds;
+using std::chrono::system_clock;
+
+const std::string kTestdata = SLURMFLEET_TESTDATA_DIR;
+
+config::Config Load(const std::string& path) {
+  config::LoadResult r = config::LoadConfigFile(path, {});
+  for (const config::Diagnostic& d : r.diagnostics) ADD_FAILURE() << config::FormatDiagnostic(d);
+  return r.config;
+}
+
+const config::Config& Lab() {
+  static const config::Config c = Load(kTestdata + "/launch/testdata/templates.yaml");
+  return c;
+}
+
+const config::Config& Example() {
+  static const config::Config c = Load(kTestdata + "/../examples/slurmfleet.yaml");
+  return c;
+}
+
+struct Rendered {
+  RenderedJob job;
+  std::string body;  // canonical JSON of the redacted submit body
+};
+
+Rendered RenderTemplate(const config::Config& config, const std::string& name,
+                        const std::string& pipeline_json = "",
+                        const std::string& api_version = "v0.0.45") {
+  const config::Cloud& cloud = config.clouds.front();
+  std::optional<spec::JobTemplate> pipeline;
+  if (!pipeline_json.empty()) {
+    const spec::JobDescSchema* schemas[] = {spec::FindJobDescSchema(api_version)};
+    Result<spec::JobTemplate> layer = spec::ParseInlineJson(pipeline_json, schemas);
+    EXPECT_TRUE(layer) << layer.error().ToString();
+    pipeline = *layer;
+  }
+  Result<spec::ResolvedTemplate> t =
+      spec::Resolve(cloud.defaults, cloud.job_templates, name, pipeline ? &*pipeline : nullptr);
+  EXPECT_TRUE(t) << t.error().ToString();
+  Result<std::string> agent =
+      MakeAgentName(cloud.name, name, system_clock::time_point(milliseconds(1712345678901)), 7);
+  EXPECT_TRUE(agent);
+  LaunchContext ctx{cloud.name,
+                    *agent,
+                    cloud.jenkins_url,
+                    api_version,
+                    Secret("0123456789abcdef-the-agent-secret"),
+                    7};
+  Result<RenderedJob> job = Render(*t, ctx);
+  EXPECT_TRUE(job) << job.error().ToString();
+  Result<nlohmann::json> body = SubmitBody(*job, /*redact_secrets=*/true);
+  EXPECT_TRUE(body) << body.error().ToString();
+  return {*job, body->dump(2) + "\n"};
+}
+
+void ExpectGoldenPair(const std::string& name, const Rendered& r) {
+  ExpectGolden("launch/golden/" + name + ".sh", r.job.request.script);
+  ExpectGolden("launch/golden/" + name + ".request.json", r.body);
+}
+
+// Runs shellcheck on `script`; a missing shellcheck fails the test instead of skipping it.
+void ExpectShellcheckClean(const std::string& name, const std::string& script) {
+  ASSERT_EQ(std::system("shellcheck --version > /dev/null 2>&1"), 0)
+      << "shellcheck is not installed; it is required (apt-get install shellcheck)";
+  char path[] = "/tmp/slurmfleet-render-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  std::ofstream(path) << script;
+  const std::string command =
+      std::string("shellcheck --severity=style --format=gcc ") + path + " > " + path + ".out 2>&1";
+  const int rc = std::system(command.c_str());
+  const std::string output = ::slurmfleet::testing::ReadFileOrEmpty(std::string(path) + ".out");
+  std::remove(path);
+  std::remove((std::string(path) + ".out").c_str());
+  EXPECT_EQ(rc, 0) << name << ": shellcheck findings:\n" << output;
+}
+
+struct GoldenCase {
+  const char* golden;
+  const char* template_name;
+  const char* pipeline_json;
+  bool example;  // from examples/slurmfleet.yaml instead of the lab fixture
+};
+
+const GoldenCase kCases[] = {
+    {"native", "native", "", false},
+    {"native-download", "native-download", "", false},
+    {"multinode", "multinode", "", false},
+    {"pyxis", "pyxis", "", false},
+    {"pyxis-minimal", "pyxis-minimal", "", false},
+    {"apptainer", "apptainer", "", false},
+    {"apptainer-custom-java", "apptainer-custom-java", "", false},
+    {"custom", "custom", "", false},
+    // Layering: cloud defaults -> template -> pipeline JSON, including a pyxis block that takes
+    // precedence over the template's native launch.
+    {"layered-pipeline", "native",
+     R"({"job": {"partition": "gpu", "cpus_per_task": 16,
+                 "memory_per_node": {"set": true, "number": 32768}, "time_limit": 30,
+                 "required_nodes": ["node1"], "environment": ["STAGE=test"]},
+         "agent": {"java_path": "/opt/jdk-17/bin/java"}})",
+     false},
+    {"layered-pyxis", "native",
+     R"({"pyxis": {"containerImage": "/images/agent.sqsh", "containerMountHome": true}})", false},
+    {"example-cpu", "cpu", "", true},
+    {"example-cpu-2n", "cpu-2n", "", true},
+    {"example-pyxis", "pyxis", "", true},
+    {"example-apptainer", "apptainer", "", true},
+    {"example-custom", "custom", "", true},
+};
+
+class RenderGoldenTest : public ::testing::TestWithParam<GoldenCase> {};
+
+TEST_P(RenderGoldenTest, MatchesGoldenAndIsShellcheckClean) {
+  const GoldenCase& c = GetParam();
+  Rendered r = RenderTemplate(c.example ? Example() : Lab(), c.template_name, c.pipeline_json);
+  ExpectGoldenPair(c.golden, r);
+  ExpectShellcheckClean(c.golden, r.job.request.script);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllModes, RenderGoldenTest, ::testing::ValuesIn(kCases),
+                         [](const auto& info) {
+                           std::string name = info.param.golden;
+                           for (char& ch : name) {
+                             if (ch == '-') ch = '_';
+                           }
+                           return name;
+                         });
+
+TEST(RenderTest, SecretNeverInScriptAndOnlyInSecretEnvVar) {
+  for (const GoldenCase& c : kCases) {
+    Rendered r = RenderTemplate(c.example ? Example() : Lab(), c.template_name, c.pipeline_json);
+    EXPECT_EQ(r.job.request.script.find("the-agent-secret"), std::string::npos) << c.golden;
+    EXPECT_EQ(r.body.find("the-agent-secret"), std::string::npos) << c.golden;
+    int secret_vars = 0;
+    for (const slurm::EnvVar& v : r.job.request.environment) {
+      if (v.value.find("the-agent-secret") != std::string::npos) {
+        ++secret_vars;
+        EXPECT_EQ(v.name, "JENKINS_SECRET");
+        EXPECT_TRUE(v.secret);
+      }
+    }
+    EXPECT_EQ(secret_vars, 1) << c.golden;
+  }
+}
+
+TEST(RenderTest, GeneratedScriptsPassSecretByFileAndCannotReconnectForever) {
+  for (const char* name : {"native", "native-download", "multinode", "pyxis", "apptainer"}) {
+    const std::string script = RenderTemplate(Lab(), name).job.request.script;
+    EXPECT_NE(script.find("-secret \"@$"), std::string::npos) << name;
+    EXPECT_NE(script.find("-noReconnectAfter "), std::string::npos) << name;
+    EXPECT_NE(script.find("srun -N1 -n1 "), std::string::npos) << name;
+    EXPECT_NE(script.find("-webSocket"), std::string::npos) << name;
+  }
+}
+
+TEST(RenderTest, RequestCarriesNameTagAndNoRequeue) {
+  Rendered r = RenderTemplate(Lab(), "multinode");
+  EXPECT_EQ(r.job.request.name, "lab-multinode-1712345678901-7");
+  EXPECT_EQ(r.job.request.comment, "slurmfleet:agent cloud=lab template=multinode");
+  EXPECT_FALSE(r.job.request.requeue);
+  EXPECT_EQ(r.job.request.minimum_nodes, 2);
+  EXPECT_EQ(r.job.request.maximum_nodes, 4);
+  EXPECT_EQ(r.job.request.extra_fields["mail_type"], nlohmann::json({"END", "FAIL"}));
+}
+
+TEST(RenderTest, RemoteFsPerMode) {
+  EXPECT_EQ(RenderTemplate(Lab(), "native").job.remote_fs,
+            "/scratch/jenkins ci/agents/lab-native-1712345678901-7");
+  EXPECT_EQ(RenderTemplate(Lab(), "apptainer").job.remote_fs,
+            "/tmp/jenkins/agents/lab-apptainer-1712345678901-7");
+  EXPECT_EQ(RenderTemplate(Lab(), "pyxis").job.remote_fs, "/tmp/jenkins");
+  EXPECT_EQ(RenderTemplate(Lab(), "custom").job.remote_fs, "/tmp/jenkins");
+}
+
+TEST(RenderTest, CustomScriptIsSubmittedUnchanged) {
+  const config::Cloud& cloud = Lab().clouds.front();
+  std::string original;
+  for (const spec::JobTemplate& t : cloud.job_templates) {
+    if (t.name == "custom") original = *t.custom_script;
+  }
+  EXPECT_EQ(RenderTemplate(Lab(), "custom").job.request.script, original);
+}
+
+TEST(RenderTest, EnvironmentOrderAndJenkinsUrlSlash) {
+  Rendered r = RenderTemplate(Lab(), "native");
+  std::vector<std::string> names;
+  for (const slurm::EnvVar& v : r.job.request.environment) names.push_back(v.name);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"JENKINS_URL", "JENKINS_SECRET", "JENKINS_AGENT_NAME",
+                                      "SLURMFLEET_AGENT_INDEX", "BUILD_CACHE", "PATH", "TZ"}));
+  EXPECT_EQ(r.job.request.environment[0].value, "https://ci.lab.example/jenkins/");
+  EXPECT_EQ(r.job.request.environment[3].value, "7");
+}
+
+TEST(RenderTest, SameInputsSameBytes) {
+  EXPECT_EQ(RenderTemplate(Lab(), "pyxis").body, RenderTemplate(Lab(), "pyxis").body);
+}
+
+TEST(RenderTest, EveryApiVersionRenders) {
+  for (const char* v : {"v0.0.42", "v0.0.43", "v0.0.44", "v0.0.45"}) {
+    Rendered r = RenderTemplate(Lab(), "multinode", "", v);
+    EXPECT_EQ(r.job.api_version, v);
+  }
+}
+
+spec::ResolvedTemplate Native() {
+  const config::Cloud& cloud = Lab().clouds.front();
+  return *spec::Resolve(cloud.defaults, cloud.job_templates, "native");
+}
+
+LaunchContext Context() {
+  return LaunchContext{"lab", "lab-native-1-1", "http://jenkins/", "v0.0.45", Secret("s"), 1};
+}
+
+TEST(RenderTest, RejectsBadInputs) {
+  LaunchContext c = Context();
+  c.agent_name = "lab native";
+  EXPECT_FALSE(Render(Native(), c));
+  c = Context();
+  c.cloud = "-lab";
+  EXPECT_FALSE(Render(Native(), c));
+  c = Context();
+  c.jenkins_url = "jenkins:8080";
+  Result<RenderedJob> r = Render(Native(), c);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().where, "jenkinsUrl");
+  c = Context();
+  c.api_version = "v0.0.39";
+  EXPECT_FALSE(Render(Native(), c));
+}
+
+TEST(RenderTest, ExtraFieldsAreRecheckedForTheApiVersionInUse) {
+  spec::ResolvedTemplate t = Native();
+  t.job.extra["oom_kill_step"] = 1;  // v0.0.42 and later: accepted
+  EXPECT_TRUE(Render(t, Context()));
+  t.job.extra["no_such_field"] = true;
+  Result<RenderedJob> r = Render(t, Context());
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().where, "job.no_such_field");
+}
+
+TEST(RenderTest, HostileStringsStayQuoted) {
+  spec::ResolvedTemplate t = Native();
+  t.java_path = "/opt/java $(rm -rf ~)/bin/java";
+  t.jar_path = "/opt/a'b.jar";
+  Result<RenderedJob> r = Render(t, Context());
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->request.script.find("'/opt/java $(rm -rf ~)/bin/java' -jar '/opt/a'\\''b.jar'"),
+            std::string::npos);
+  ExpectShellcheckClean("hostile", r->request.script);
+}
+
+}  // namespace
+}  // namespace slurmfleet::launch

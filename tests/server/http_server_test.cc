@@ -1,0 +1,619 @@
+#include "server/http_server.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/fake_clock.h"
+#include "server/fake_backend.h"
+#include "server/version.h"
+#include "store/store.h"
+
+namespace slurmfleet::server {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+constexpr std::chrono::sys_seconds kStart{1700000000s};  // 2023-11-14T22:13:20Z
+constexpr char kAdminToken[] = "adm-7f3c9e1b5a2d4c6e8f0a1b2c3d4e5f60";
+constexpr char kReadToken[] = "rd-0a1b2c3d4e5f60718293a4b5c6d7e8f9";
+constexpr char kWrongToken[] = "wrong-99887766554433221100ffeeddcc";
+constexpr size_t kMaxBody = 4096;
+
+struct Answer {
+  int status = 0;
+  json body;
+  httplib::Headers headers;
+  std::string header(const std::string& name) const {
+    auto it = headers.find(name);
+    return it == headers.end() ? "" : it->second;
+  }
+  std::string code() const { return body.value("/error/code"_json_pointer, std::string()); }
+  std::string where() const { return body.value("/error/where"_json_pointer, std::string()); }
+  std::string message() const { return body.value("/error/message"_json_pointer, std::string()); }
+};
+
+class ApiServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "slurmfleet-server-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    fs::path token_file = dir_ / "api-tokens";
+    std::ofstream(token_file) << "admin jenkins " << kAdminToken << "\n"
+                              << "read dashboard " << kReadToken << "\n";
+    ASSERT_EQ(::chmod(token_file.c_str(), 0600), 0);
+    auto tokens = ApiTokens::Load(token_file);
+    ASSERT_TRUE(tokens) << tokens.error().ToString();
+    tokens_ = std::move(*tokens);
+
+    auto store = store::Store::Open(":memory:", clock_);
+    ASSERT_TRUE(store) << store.error().ToString();
+    store_ = std::move(*store);
+
+    backend_ = std::make_unique<FakeBackend>(*store_);
+    CloudInfo alpha;
+    alpha.name = "alpha";
+    alpha.slurm_url = "https://ops:hunter2@slurm.example:6820/base";
+    alpha.api_version = "auto";
+    alpha.max_agents = 10;
+    alpha.active_submissions = 2;
+    CloudInfo beta;
+    beta.name = "beta";
+    beta.slurm_url = "http://beta:6820";
+    beta.api_version = "v0.0.44";
+    beta.max_agents = 3;
+    backend_->SetClouds({alpha, beta});
+
+    StartServer();
+  }
+
+  void StartServer() {
+    ServerOptions options;
+    options.listen_host = "127.0.0.1";
+    options.listen_port = 0;
+    options.max_body_bytes = kMaxBody;
+    options.worker_threads = 2;
+    options.access_log = [this](const AccessLogEntry& entry) {
+      std::lock_guard lock(log_mu_);
+      log_.push_back(entry);
+    };
+    auto server = ApiServer::Start(options, *backend_, *store_, *tokens_, clock_);
+    ASSERT_TRUE(server) << server.error().ToString();
+    server_ = std::move(*server);
+    ASSERT_GT(server_->port(), 0);
+  }
+
+  void TearDown() override {
+    if (server_) server_->Stop();
+    fs::remove_all(dir_);
+    // No response body and no log line ever carries a token, good or bad.
+    std::lock_guard lock(log_mu_);
+    for (std::string_view token : {kAdminToken, kReadToken, kWrongToken}) {
+      for (const auto& body : bodies_) EXPECT_EQ(body.find(token), std::string::npos) << body;
+      for (const auto& entry : log_) {
+        EXPECT_EQ(FormatAccessLog(entry).find(token), std::string::npos) << FormatAccessLog(entry);
+      }
+    }
+  }
+
+  Answer Call(const std::string& method, const std::string& path, const std::string& token,
+              const std::string& body = {}, const std::string& content_type = "application/json",
+              httplib::Headers headers = {}) {
+    httplib::Client client("127.0.0.1", server_->port());
+    client.set_read_timeout(10s);
+    if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
+    httplib::Result result = [&] {
+      if (method == "POST") return client.Post(path, headers, body, content_type);
+      if (method == "DELETE") return client.Delete(path, headers);
+      if (method == "PUT") return client.Put(path, headers, body, content_type);
+      return client.Get(path, headers);
+    }();
+    Answer answer;
+    if (!result) {
+      ADD_FAILURE() << method << " " << path << ": " << httplib::to_string(result.error());
+      return answer;
+    }
+    answer.status = result->status;
+    answer.headers = result->headers;
+    bodies_.push_back(result->body);
+    EXPECT_EQ(answer.header("Content-Type"), "application/json") << method << " " << path;
+    answer.body = json::parse(result->body, nullptr, false);
+    EXPECT_FALSE(answer.body.is_discarded()) << result->body;
+    return answer;
+  }
+
+  Answer Get(const std::string& path, const std::string& token = kReadToken) {
+    return Call("GET", path, token);
+  }
+  Answer Post(const std::string& path, const json& body, const std::string& token = kAdminToken) {
+    return Call("POST", path, token, body.dump());
+  }
+  Answer Delete(const std::string& path, const std::string& token = kAdminToken) {
+    return Call("DELETE", path, token);
+  }
+
+  static json Job(const std::string& name = "build") {
+    return {{"script", "#!/bin/bash\nmake\n"},
+            {"name", name},
+            {"environment", {"SECRET_TOKEN=s3cr3t-in-the-job"}}};
+  }
+  static json SubmitBody(const std::string& key, const std::string& name = "build") {
+    json body = {{"cloud", "alpha"}, {"kind", "job"}, {"job", Job(name)}};
+    if (!key.empty()) body["key"] = key;
+    return body;
+  }
+
+  std::vector<AccessLogEntry> Log() {
+    std::lock_guard lock(log_mu_);
+    return log_;
+  }
+
+  FakeClock clock_{kStart};
+  fs::path dir_;
+  std::unique_ptr<ApiTokens> tokens_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<FakeBackend> backend_;
+  std::unique_ptr<ApiServer> server_;
+  std::vector<std::string> bodies_;
+  std::mutex log_mu_;
+  std::vector<AccessLogEntry> log_;
+};
+
+// --- unauthenticated endpoints ---
+
+TEST_F(ApiServerTest, HealthNeedsNoToken) {
+  Answer a = Call("GET", "/api/v1/health", "");
+  EXPECT_EQ(a.status, 200);
+  EXPECT_EQ(a.body, json({{"status", "ok"}}));
+}
+
+TEST_F(ApiServerTest, ReadyFollowsTheBackend) {
+  EXPECT_EQ(Call("GET", "/api/v1/ready", "").status, 200);
+  backend_->SetReady(false);
+  Answer a = Call("GET", "/api/v1/ready", "");
+  EXPECT_EQ(a.status, 503);
+  EXPECT_EQ(a.code(), "not_ready");
+  EXPECT_EQ(a.header("Retry-After"), "5");
+}
+
+// --- read endpoints ---
+
+TEST_F(ApiServerTest, Version) {
+  Answer a = Get("/api/v1/version");
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(a.body["slurmfleet"], std::string(kSlurmfleetVersion));
+  EXPECT_EQ(a.body["slurmfleet"], "0.1.0");
+  EXPECT_EQ(a.body["api"], "v1");
+  EXPECT_EQ(a.body["store_schema"], store::Store::SchemaVersion());
+  EXPECT_EQ(a.body["slurm_api_versions"], json({"v0.0.45", "v0.0.44", "v0.0.43", "v0.0.42"}));
+}
+
+TEST_F(ApiServerTest, CloudsHideCredentialsInUrls) {
+  Answer a = Get("/api/v1/clouds");
+  ASSERT_EQ(a.status, 200) << a.body;
+  ASSERT_EQ(a.body["clouds"].size(), 2u);
+  const json& alpha = a.body["clouds"][0];
+  EXPECT_EQ(alpha["name"], "alpha");
+  EXPECT_EQ(alpha["slurm_url"], "https://slurm.example:6820/base");
+  EXPECT_EQ(alpha["api_version"], "auto");
+  EXPECT_EQ(alpha["max_agents"], 10);
+  EXPECT_EQ(alpha["active_submissions"], 2);
+  EXPECT_EQ(a.body["clouds"][1]["slurm_url"], "http://beta:6820");
+  EXPECT_EQ(bodies_.back().find("hunter2"), std::string::npos);
+}
+
+TEST_F(ApiServerTest, SubmissionJsonHasEveryFieldButTheRequest) {
+  ASSERT_EQ(Post("/api/v1/submissions", SubmitBody("run-7")).status, 201);
+  auto stored = store_->Get("run-7").value();
+  stored.phase = store::Phase::kRunning;
+  stored.job_id = 4242;
+  stored.sluid = "sl-1";
+  stored.slurm_state = "RUNNING";
+  stored.attempts = 1;
+  stored.submit_sent_at = 1700000005;
+  stored.last_seen_at = 1700000010;
+  ASSERT_TRUE(store_->Update(stored));
+
+  Answer a = Get("/api/v1/submissions/run-7");
+  ASSERT_EQ(a.status, 200) << a.body;
+  const json& s = a.body;
+  EXPECT_EQ(s["key"], "run-7");
+  EXPECT_EQ(s["kind"], "job");
+  EXPECT_EQ(s["cloud"], "alpha");
+  EXPECT_EQ(s["owner"], "jenkins");
+  EXPECT_EQ(s["phase"], "running");
+  EXPECT_EQ(s["terminal"], false);
+  EXPECT_EQ(s["attempts"], 1);
+  EXPECT_EQ(s["job_id"], 4242);
+  EXPECT_EQ(s["sluid"], "sl-1");
+  EXPECT_EQ(s["slurm_state"], "RUNNING");
+  EXPECT_EQ(s["state_reason"], "");
+  EXPECT_EQ(s["failure"], "");
+  EXPECT_EQ(s["cancel_requested"], false);
+  EXPECT_EQ(s["created_at"], "2023-11-14T22:13:20Z");
+  EXPECT_EQ(s["created_at_unix"], 1700000000);
+  EXPECT_EQ(s["submit_sent_at"], "2023-11-14T22:13:25Z");
+  EXPECT_EQ(s["submit_sent_at_unix"], 1700000005);
+  EXPECT_EQ(s["last_seen_at_unix"], 1700000010);
+  EXPECT_TRUE(s.contains("updated_at"));
+  EXPECT_EQ(s["version"], stored.version);
+  EXPECT_FALSE(s.contains("request_json"));
+  EXPECT_FALSE(s.contains("job"));
+  EXPECT_EQ(bodies_.back().find("s3cr3t-in-the-job"), std::string::npos);
+}
+
+TEST_F(ApiServerTest, NeverTimesAreNull) {
+  ASSERT_EQ(Post("/api/v1/submissions", SubmitBody("run-7")).status, 201);
+  Answer a = Get("/api/v1/submissions/run-7");
+  EXPECT_TRUE(a.body["job_id"].is_null());
+  EXPECT_TRUE(a.body["submit_sent_at"].is_null());
+  EXPECT_TRUE(a.body["submit_sent_at_unix"].is_null());
+}
+
+TEST_F(ApiServerTest, ListFiltersAndLimits) {
+  ASSERT_EQ(Post("/api/v1/submissions", SubmitBody("a1")).status, 201);
+  clock_.Advance(1s);
+  json agent = SubmitBody("a2");
+  agent["kind"] = "agent";
+  ASSERT_EQ(Post("/api/v1/submissions", agent).status, 201);
+  clock_.Advance(1s);
+  json beta = SubmitBody("b1");
+  beta["cloud"] = "beta";
+  ASSERT_EQ(Post("/api/v1/submissions", beta).status, 201);
+  auto done = store_->Get("a1").value();
+  done.phase = store::Phase::kSucceeded;
+  ASSERT_TRUE(store_->Update(done));
+
+  auto keys = [](const Answer& a) {
+    std::set<std::string> out;
+    for (const auto& s : a.body["submissions"]) out.insert(s["key"].get<std::string>());
+    return out;
+  };
+  Answer all = Get("/api/v1/submissions");
+  ASSERT_EQ(all.status, 200) << all.body;
+  EXPECT_EQ(keys(all), (std::set<std::string>{"a1", "a2", "b1"}));
+  EXPECT_EQ(all.body["truncated"], false);
+  EXPECT_EQ(keys(Get("/api/v1/submissions?active=true")), (std::set<std::string>{"a2", "b1"}));
+  EXPECT_EQ(keys(Get("/api/v1/submissions?active=false")),
+            (std::set<std::string>{"a1", "a2", "b1"}));
+  EXPECT_EQ(keys(Get("/api/v1/submissions?cloud=beta")), (std::set<std::string>{"b1"}));
+  EXPECT_EQ(keys(Get("/api/v1/submissions?kind=agent&cloud=alpha")), (std::set<std::string>{"a2"}));
+
+  Answer limited = Get("/api/v1/submissions?limit=2");
+  ASSERT_EQ(limited.status, 200);
+  EXPECT_EQ(limited.body["submissions"].size(), 2u);
+  EXPECT_EQ(limited.body["truncated"], true);
+}
+
+TEST_F(ApiServerTest, EventsFollowWithACursor) {
+  ASSERT_EQ(Post("/api/v1/submissions", SubmitBody("r1")).status, 201);
+  ASSERT_EQ(Post("/api/v1/submissions", SubmitBody("r2")).status, 201);
+  ASSERT_TRUE(store_->AppendEvent("r1", "submitted", "job 17"));
+
+  Answer page = Get("/api/v1/events?limit=2");
+  ASSERT_EQ(page.status, 200) << page.body;
+  ASSERT_EQ(page.body["events"].size(), 2u);
+  EXPECT_EQ(page.body["more"], true);
+  const json& first = page.body["events"][0];
+  EXPECT_EQ(first["key"], "r1");
+  EXPECT_EQ(first["type"], "intent");
+  EXPECT_EQ(first["at"], "2023-11-14T22:13:20Z");
+  EXPECT_EQ(first["at_unix"], 1700000000);
+  int64_t cursor = page.body["next_after"];
+  EXPECT_EQ(cursor, page.body["events"][1]["id"].get<int64_t>());
+
+  Answer rest = Get("/api/v1/events?after=" + std::to_string(cursor));
+  ASSERT_EQ(rest.status, 200);
+  ASSERT_EQ(rest.body["events"].size(), 1u);
+  EXPECT_EQ(rest.body["events"][0]["message"], "job 17");
+  EXPECT_EQ(rest.body["more"], false);
+  cursor = rest.body["next_after"];
+
+  Answer none = Get("/api/v1/events?after=" + std::to_string(cursor));
+  EXPECT_EQ(none.body["events"].size(), 0u);
+  EXPECT_EQ(none.body["next_after"], cursor);
+
+  Answer one = Get("/api/v1/submissions/r1/events");
+  ASSERT_EQ(one.status, 200) << one.body;
+  ASSERT_EQ(one.body["events"].size(), 2u);
+  for (const auto& e : one.body["events"]) EXPECT_EQ(e["key"], "r1");
+  Answer after = Get("/api/v1/submissions/r1/events?after=" +
+                     std::to_string(one.body["events"][0]["id"].get<int64_t>()) + "&limit=5");
+  ASSERT_EQ(after.body["events"].size(), 1u);
+  EXPECT_EQ(after.body["events"][0]["type"], "submitted");
+}
+
+// --- admin endpoints ---
+
+TEST_F(ApiServerTest, SubmitCreatesThenRepeatsIdempotently) {
+  Answer created = Post("/api/v1/submissions", SubmitBody("run-7"));
+  ASSERT_EQ(created.status, 201) << created.body;
+  EXPECT_EQ(created.header("Location"), "/api/v1/submissions/run-7");
+  EXPECT_EQ(created.body["key"], "run-7");
+  EXPECT_EQ(created.body["phase"], "intent");
+  ASSERT_EQ(backend_->submits().size(), 1u);
+  EXPECT_EQ(backend_->submits()[0].job, Job());
+  EXPECT_EQ(backend_->submits()[0].owner, "jenkins");
+
+  Answer again = Post("/api/v1/submissions", SubmitBody("run-7"));
+  EXPECT_EQ(again.status, 200) << again.body;
+  EXPECT_EQ(again.body, created.body);
+
+  Answer other = Post("/api/v1/submissions", SubmitBody("run-7", "another-name"));
+  EXPECT_EQ(other.status, 409) << other.body;
+  EXPECT_EQ(other.code(), "conflict");
+  EXPECT_EQ(other.where(), "key");
+}
+
+TEST_F(ApiServerTest, SubmitWithoutKeyOrOwner) {
+  json body = SubmitBody("");
+  body["owner"] = "nightly-run-12";
+  Answer a = Post("/api/v1/submissions", body);
+  ASSERT_EQ(a.status, 201) << a.body;
+  EXPECT_EQ(a.body["key"], "job-1");
+  EXPECT_EQ(a.body["owner"], "nightly-run-12");
+  EXPECT_EQ(backend_->submits().back().key, "");
+}
+
+TEST_F(ApiServerTest, SubmitRejectsBadBodies) {
+  struct Case {
+    std::string body;
+    std::string where;
+  };
+  const Case cases[] = {
+      {R"({"cloud": "alpha", "kind": "job", "job": {"token": "s3cr3t-in-the-job")", ""},
+      {"", ""},
+      {"[1, 2]", ""},
+      {R"({"cloud": "alpha", "kind": "job", "job": {}, "jobb": 1})", "jobb"},
+      {R"({"kind": "job", "job": {}})", "cloud"},
+      {R"({"cloud": "", "kind": "job", "job": {}})", "cloud"},
+      {R"({"cloud": "alpha", "kind": 3, "job": {}})", "kind"},
+      {R"({"cloud": "alpha", "kind": "job", "job": "sleep 1"})", "job"},
+      {R"({"cloud": "alpha", "kind": "job"})", "job"},
+      {R"({"cloud": "alpha", "kind": "job", "job": {}, "key": "a/b"})", "key"},
+      {R"({"cloud": "alpha", "kind": "job", "job": {}, "owner": 7})", "owner"},
+      {std::string(100, '[') + std::string(100, ']'), ""},
+  };
+  for (const auto& c : cases) {
+    Answer a = Call("POST", "/api/v1/submissions", kAdminToken, c.body);
+    EXPECT_EQ(a.status, 400) << c.body << " -> " << a.body;
+    EXPECT_EQ(a.code(), "invalid_input") << c.body;
+    EXPECT_EQ(a.where(), c.where) << c.body;
+    EXPECT_EQ(bodies_.back().find("s3cr3t"), std::string::npos) << bodies_.back();
+  }
+  EXPECT_TRUE(backend_->submits().empty());
+}
+
+TEST_F(ApiServerTest, SubmitPassesTheEnginesErrorPath) {
+  backend_->FailNextSubmit(
+      Error{Code::kInvalidInput, "'8X' is not a size; use e.g. 8G", "job.memory_per_node"});
+  Answer a = Post("/api/v1/submissions", SubmitBody("run-7"));
+  EXPECT_EQ(a.status, 400);
+  EXPECT_EQ(a.where(), "job.memory_per_node");
+  EXPECT_EQ(a.message(), "'8X' is not a size; use e.g. 8G");
+
+  backend_->FailNextSubmit(Error{Code::kInternal, "database is locked", "state.db"});
+  EXPECT_EQ(Post("/api/v1/submissions", SubmitBody("run-7")).status, 500);
+  backend_->FailNextSubmit(Error{Code::kAuth, "slurm token expired", ""});
+  EXPECT_EQ(Post("/api/v1/submissions", SubmitBody("run-7")).status, 502);
+}
+
+TEST_F(ApiServerTest, SubmitNeedsJson) {
+  Answer a = Call("POST", "/api/v1/submissions", kAdminToken, SubmitBody("k").dump(), "text/plain");
+  EXPECT_EQ(a.status, 415);
+  EXPECT_EQ(a.code(), "unsupported_media_type");
+  EXPECT_EQ(Call("POST", "/api/v1/submissions", kAdminToken, SubmitBody("k").dump(),
+                 "Application/JSON; charset=utf-8")
+                .status,
+            201);
+}
+
+TEST_F(ApiServerTest, TooLargeBody) {
+  json body = SubmitBody("big");
+  body["job"]["script"] = std::string(kMaxBody, 'x');
+  Answer a = Post("/api/v1/submissions", body);
+  EXPECT_EQ(a.status, 413);
+  EXPECT_EQ(a.code(), "too_large");
+  EXPECT_TRUE(backend_->submits().empty());
+}
+
+TEST_F(ApiServerTest, CommandsWaitUntilReady) {
+  backend_->SetReady(false);
+  EXPECT_EQ(Post("/api/v1/submissions", SubmitBody("k")).status, 503);
+  EXPECT_EQ(Delete("/api/v1/submissions/k").status, 503);
+  EXPECT_EQ(Post("/api/v1/clouds/alpha/test-connection", json::object()).status, 503);
+  EXPECT_TRUE(backend_->submits().empty());
+  // Reads still work while draining.
+  EXPECT_EQ(Get("/api/v1/submissions").status, 200);
+}
+
+TEST_F(ApiServerTest, CancelRecordsTheRequest) {
+  ASSERT_EQ(Post("/api/v1/submissions", SubmitBody("run-7")).status, 201);
+  Answer a = Delete("/api/v1/submissions/run-7");
+  EXPECT_EQ(a.status, 202) << a.body;
+  EXPECT_EQ(a.body["cancel_requested"], true);
+  EXPECT_EQ(a.body["key"], "run-7");
+  EXPECT_EQ(backend_->cancels(), std::vector<std::string>{"run-7"});
+  EXPECT_EQ(Get("/api/v1/submissions/run-7").body["cancel_requested"], true);
+}
+
+TEST_F(ApiServerTest, TestConnection) {
+  ConnectionReport report;
+  report.ok = true;
+  report.api_version = "v0.0.45";
+  report.offered_versions = {"v0.0.45", "v0.0.44"};
+  report.slurm_release = "25.05.3";
+  report.cluster = "linux";
+  report.token_user = "slurm";
+  report.token_source = "token file /etc/slurmfleet/jwt";
+  backend_->SetReport(report);
+  Answer a = Call("POST", "/api/v1/clouds/alpha/test-connection", kAdminToken);
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(a.body["cloud"], "alpha");
+  EXPECT_EQ(a.body["ok"], true);
+  EXPECT_EQ(a.body["api_version"], "v0.0.45");
+  EXPECT_EQ(a.body["offered_versions"], json({"v0.0.45", "v0.0.44"}));
+  EXPECT_EQ(a.body["slurm_release"], "25.05.3");
+  EXPECT_EQ(a.body["cluster"], "linux");
+  EXPECT_EQ(a.body["token_user"], "slurm");
+  EXPECT_EQ(a.body["token_source"], "token file /etc/slurmfleet/jwt");
+  EXPECT_EQ(a.body["message"], "");
+
+  Answer unknown = Call("POST", "/api/v1/clouds/gamma/test-connection", kAdminToken);
+  EXPECT_EQ(unknown.status, 404);
+  EXPECT_NE(unknown.message().find("alpha, beta"), std::string::npos) << unknown.body;
+
+  backend_->FailNextTestConnection(Error{Code::kUnavailable, "connection refused", "alpha"});
+  EXPECT_EQ(Call("POST", "/api/v1/clouds/alpha/test-connection", kAdminToken).status, 503);
+}
+
+// --- authentication and authorization ---
+
+TEST_F(ApiServerTest, EveryTokenedEndpointNeedsAToken) {
+  const std::pair<std::string, std::string> endpoints[] = {
+      {"GET", "/api/v1/version"},
+      {"GET", "/api/v1/clouds"},
+      {"POST", "/api/v1/clouds/alpha/test-connection"},
+      {"GET", "/api/v1/submissions"},
+      {"POST", "/api/v1/submissions"},
+      {"GET", "/api/v1/submissions/k"},
+      {"DELETE", "/api/v1/submissions/k"},
+      {"GET", "/api/v1/submissions/k/events"},
+      {"GET", "/api/v1/events"},
+  };
+  for (const auto& [method, path] : endpoints) {
+    Answer none = Call(method, path, "", "{}");
+    EXPECT_EQ(none.status, 401) << method << " " << path;
+    EXPECT_EQ(none.code(), "unauthenticated");
+    EXPECT_EQ(none.header("WWW-Authenticate"), R"(Bearer realm="slurmfleet")");
+
+    Answer wrong = Call(method, path, kWrongToken, "{}");
+    EXPECT_EQ(wrong.status, 401) << method << " " << path;
+    EXPECT_NE(wrong.header("WWW-Authenticate").find("invalid_token"), std::string::npos);
+  }
+  EXPECT_TRUE(backend_->submits().empty());
+}
+
+TEST_F(ApiServerTest, OnlyBearerCredentialsCount) {
+  httplib::Headers basic = {{"Authorization", std::string("Basic ") + kAdminToken}};
+  EXPECT_EQ(Call("GET", "/api/v1/clouds", "", "", "", basic).status, 401);
+  httplib::Headers bare = {{"Authorization", kAdminToken}};
+  EXPECT_EQ(Call("GET", "/api/v1/clouds", "", "", "", bare).status, 401);
+  httplib::Headers lower = {{"Authorization", std::string("bearer  ") + kReadToken}};
+  EXPECT_EQ(Call("GET", "/api/v1/clouds", "", "", "", lower).status, 200);
+}
+
+TEST_F(ApiServerTest, ReadTokensCannotChangeAnything) {
+  ASSERT_EQ(Post("/api/v1/submissions", SubmitBody("run-7")).status, 201);
+  Answer submit = Post("/api/v1/submissions", SubmitBody("run-8"), kReadToken);
+  EXPECT_EQ(submit.status, 403);
+  EXPECT_EQ(submit.code(), "forbidden");
+  EXPECT_NE(submit.message().find("dashboard"), std::string::npos);
+  EXPECT_EQ(Delete("/api/v1/submissions/run-7", kReadToken).status, 403);
+  EXPECT_EQ(Call("POST", "/api/v1/clouds/alpha/test-connection", kReadToken).status, 403);
+  EXPECT_EQ(backend_->submits().size(), 1u);
+  EXPECT_TRUE(backend_->cancels().empty());
+  // Admin tokens read too.
+  EXPECT_EQ(Get("/api/v1/submissions", kAdminToken).status, 200);
+}
+
+// --- query parameters, unknown paths ---
+
+TEST_F(ApiServerTest, BadQueryParameters) {
+  Answer unknown = Get("/api/v1/submissions?activ=true&zz=1");
+  EXPECT_EQ(unknown.status, 400);
+  EXPECT_EQ(unknown.where(), "query");
+  EXPECT_NE(unknown.message().find("'activ', 'zz'"), std::string::npos) << unknown.body;
+  EXPECT_EQ(Get("/api/v1/clouds?verbose=1").status, 400);
+  EXPECT_EQ(Get("/api/v1/submissions?limit=1&limit=2").status, 400);
+  EXPECT_EQ(Get("/api/v1/submissions?active=yes").where(), "query.active");
+  for (const std::string limit : {"0", "-1", "abc", "1001", "", "10x", "99999999999999999999"}) {
+    Answer a = Get("/api/v1/events?limit=" + limit);
+    EXPECT_EQ(a.status, 400) << limit;
+    EXPECT_EQ(a.where(), "query.limit") << limit;
+  }
+  EXPECT_EQ(Get("/api/v1/events?limit=1000").status, 200);
+  EXPECT_EQ(Get("/api/v1/events?after=-5").where(), "query.after");
+}
+
+TEST_F(ApiServerTest, NotFound) {
+  Answer key = Get("/api/v1/submissions/nope");
+  EXPECT_EQ(key.status, 404);
+  EXPECT_EQ(key.code(), "not_found");
+  EXPECT_EQ(Get("/api/v1/submissions/nope/events").status, 404);
+  EXPECT_EQ(Delete("/api/v1/submissions/nope").status, 404);
+
+  Answer path = Get("/api/v1/nothing-here");
+  EXPECT_EQ(path.status, 404);
+  EXPECT_EQ(path.code(), "not_found");
+  EXPECT_EQ(Call("GET", "/", "").status, 404);
+
+  Answer long_uri = Get("/api/v1/submissions/" + std::string(9000, 'k'));
+  EXPECT_EQ(long_uri.status, 414);
+  EXPECT_EQ(long_uri.code(), "uri_too_long");
+
+  Answer method = Call("PUT", "/api/v1/submissions", kAdminToken, "{}");
+  EXPECT_EQ(method.status, 405);
+  EXPECT_EQ(method.header("Allow"), "GET, POST");
+}
+
+// --- access log, lifecycle ---
+
+TEST_F(ApiServerTest, AccessLogLeavesOutQueryAndCredentials) {
+  Get("/api/v1/submissions?limit=5&cloud=alpha");
+  Call("GET", "/api/v1/clouds", kWrongToken);
+  Call("GET", "/api/v1/health%0Aforged", "");
+  server_->Stop();  // the log line is written after the response: wait for the workers
+  auto log = Log();
+  ASSERT_EQ(log.size(), 3u);
+  // Workers log after answering, so lines may come in any order.
+  auto line = [&](const std::string& path) {
+    for (const auto& entry : log) {
+      if (entry.path == path) return entry;
+    }
+    ADD_FAILURE() << "no log line for " << path;
+    return AccessLogEntry{};
+  };
+  AccessLogEntry list = line("/api/v1/submissions");
+  EXPECT_EQ(list.method, "GET");
+  EXPECT_EQ(list.status, 200);
+  EXPECT_EQ(list.principal, "dashboard");
+  EXPECT_EQ(list.duration_ms, 0);  // the fake clock stood still
+  EXPECT_EQ(FormatAccessLog(list), "GET /api/v1/submissions 200 0ms principal=dashboard");
+  AccessLogEntry denied = line("/api/v1/clouds");
+  EXPECT_EQ(denied.status, 401);
+  EXPECT_EQ(denied.principal, "");
+  EXPECT_EQ(FormatAccessLog(denied), "GET /api/v1/clouds 401 0ms principal=-");
+  EXPECT_EQ(line("/api/v1/health?forged").status, 404);
+}
+
+TEST_F(ApiServerTest, AnOccupiedPortIsAnError) {
+  ServerOptions options;
+  options.listen_host = "127.0.0.1";
+  options.listen_port = server_->port();
+  auto second = ApiServer::Start(options, *backend_, *store_, *tokens_, clock_);
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.error().code, Code::kInvalidInput);
+  EXPECT_NE(second.error().where.find(std::to_string(server_->port())), std::string::npos);
+}
+
+TEST_F(ApiServerTest, StopIsIdempotent) {
+  server_->Stop();
+  server_->Stop();
+  server_.reset();
+}
+
+}  // namespace
+}  // namespace slurmfleet::server

@@ -1,0 +1,216 @@
+#include "spec/resolve.h"
+
+#include <gtest/gtest.h>
+
+namespace slurmfleet::spec {
+namespace {
+
+JobTemplate Named(std::string name, std::vector<std::string> parents = {}) {
+  JobTemplate t;
+  t.name = std::move(name);
+  t.inherit_from = std::move(parents);
+  return t;
+}
+
+TEST(ResolveTest, InheritanceNearestWins) {
+  JobTemplate base = Named("base");
+  base.job.partition = "compute";
+  base.job.cpus_per_task = 2;
+  base.label = "linux";
+  JobTemplate gpu = Named("gpu");
+  gpu.job.partition = "gpu";
+  gpu.job.tres_per_job = "gres/gpu:1";
+  JobTemplate big = Named("big", {"base", "gpu"});  // gpu is listed later: wins over base
+  big.job.cpus_per_task = 16;                       // the template itself wins over both
+  std::vector<JobTemplate> all = {base, gpu, big};
+
+  Result<JobTemplate> r = ResolveInheritance(all, "big");
+  ASSERT_TRUE(r) << r.error().ToString();
+  EXPECT_EQ(r->name, "big");
+  EXPECT_EQ(r->job.partition, "gpu");
+  EXPECT_EQ(r->job.cpus_per_task, 16);
+  EXPECT_EQ(r->job.tres_per_job, "gres/gpu:1");
+  EXPECT_EQ(r->label, "linux");
+}
+
+TEST(ResolveTest, InheritanceIsTransitive) {
+  JobTemplate a = Named("a");
+  a.job.qos = "high";
+  JobTemplate b = Named("b", {"a"});
+  JobTemplate c = Named("c", {"b"});
+  std::vector<JobTemplate> all = {c, b, a};
+  EXPECT_EQ(ResolveInheritance(all, "c")->job.qos, "high");
+}
+
+TEST(ResolveTest, CyclesAndUnknownParents) {
+  std::vector<JobTemplate> all = {Named("a", {"b"}), Named("b", {"c"}), Named("c", {"a"})};
+  Result<JobTemplate> r = ResolveInheritance(all, "a");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Code::kInvalidInput);
+  EXPECT_NE(r.error().message.find("a -> b -> c -> a"), std::string::npos) << r.error().message;
+  EXPECT_EQ(r.error().where, "templates.c.inheritFrom");
+
+  all = {Named("self", {"self"})};
+  EXPECT_FALSE(ResolveInheritance(all, "self"));
+
+  all = {Named("a", {"ghost"})};
+  r = ResolveInheritance(all, "a");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().where, "templates.a.inheritFrom");
+  EXPECT_NE(r.error().message.find("'ghost'"), std::string::npos);
+
+  r = ResolveInheritance(all, "nope");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Code::kNotFound);
+}
+
+TEST(ResolveTest, DiamondInheritanceIsNotACycle) {
+  std::vector<JobTemplate> all = {Named("root"), Named("l", {"root"}), Named("r", {"root"}),
+                                  Named("d", {"l", "r"})};
+  EXPECT_TRUE(ResolveInheritance(all, "d"));
+}
+
+TEST(ResolveTest, DefaultsOfANativeTemplate) {
+  JobTemplate t = Named("t");
+  t.agent.jar_path = "/opt/agent.jar";
+  t.label = "  linux   x86 ";
+  Result<ResolvedTemplate> r = Finalize(t);
+  ASSERT_TRUE(r) << r.error().ToString();
+  EXPECT_EQ(r->mode, LaunchMode::kNative);
+  EXPECT_EQ(r->java_path, "java");
+  EXPECT_EQ(r->jar_path, "/opt/agent.jar");
+  EXPECT_FALSE(r->download_jar);
+  EXPECT_EQ(r->job.current_working_directory, "/tmp/jenkins");
+  EXPECT_EQ(r->labels, (std::vector<std::string>{"linux", "x86"}));
+  EXPECT_EQ(r->agent_timeout_minutes, 5);
+  EXPECT_EQ(r->no_reconnect_after_minutes, 10);
+  EXPECT_EQ(r->idle_minutes, 0);
+  EXPECT_EQ(r->node_usage_mode, NodeUsageMode::kExclusive);
+  EXPECT_FALSE(r->instance_cap);
+  EXPECT_EQ(r->environment.at("PATH"), "/usr/local/bin:/usr/bin:/bin");
+}
+
+TEST(ResolveTest, NativeNeedsAJar) {
+  Result<ResolvedTemplate> r = Finalize(Named("t"));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().where, "templates.t.agentLaunch.jarPath");
+  JobTemplate t = Named("t");
+  t.agent.download_jar = true;
+  EXPECT_TRUE(Finalize(t));
+}
+
+TEST(ResolveTest, PyxisTakesPrecedenceOverNative) {
+  JobTemplate t = Named("t");
+  t.agent.java_path = "/opt/java";
+  t.pyxis = PyxisLaunch{};
+  t.pyxis->container_image = "/img.sqsh";
+  Result<ResolvedTemplate> r = Finalize(t);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->mode, LaunchMode::kPyxis);
+}
+
+TEST(ResolveTest, ModeConflictsAndMissingPieces) {
+  struct Case {
+    JobTemplate t;
+    std::string where;
+  };
+  std::vector<Case> cases;
+  {
+    JobTemplate t = Named("t");
+    t.pyxis = PyxisLaunch{};
+    cases.push_back({t, "templates.t.pyxis.containerImage"});
+  }
+  {
+    JobTemplate t = Named("t");
+    t.pyxis = PyxisLaunch{};
+    t.pyxis->container_image = "i";
+    t.pyxis->container_workdir = "work";
+    cases.push_back({t, "templates.t.pyxis.containerWorkdir"});
+  }
+  {
+    JobTemplate t = Named("t");
+    t.apptainer = ApptainerLaunch{};
+    cases.push_back({t, "templates.t.apptainer.image"});
+  }
+  {
+    JobTemplate t = Named("t");
+    t.apptainer = ApptainerLaunch{};
+    t.apptainer->image = "i";
+    t.pyxis = PyxisLaunch{};
+    t.pyxis->container_image = "i";
+    cases.push_back({t, "templates.t.apptainer"});
+  }
+  {
+    JobTemplate t = Named("t");
+    t.custom_script = "#!/bin/sh\n";
+    t.pyxis = PyxisLaunch{};
+    cases.push_back({t, "templates.t.customScript"});
+  }
+  {
+    JobTemplate t = Named("t");
+    t.custom_script = "echo no shebang\n";
+    cases.push_back({t, "templates.t.customScript"});
+  }
+  {
+    JobTemplate t = Named("t");
+    t.agent.download_jar = true;
+    t.job.current_working_directory = "relative/dir";
+    cases.push_back({t, "templates.t.workingDirectory"});
+  }
+  for (const Case& c : cases) {
+    Result<ResolvedTemplate> r = Finalize(c.t);
+    ASSERT_FALSE(r) << c.where;
+    EXPECT_EQ(r.error().code, Code::kInvalidInput);
+    EXPECT_EQ(r.error().where, c.where) << r.error().message;
+  }
+}
+
+TEST(ResolveTest, ApptainerDefaultsToTheInboundAgentLayout) {
+  JobTemplate t = Named("t");
+  t.apptainer = ApptainerLaunch{};
+  t.apptainer->image = "/a.sif";
+  Result<ResolvedTemplate> r = Finalize(t);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->apptainer.java_path, "/opt/java/openjdk/bin/java");
+  EXPECT_EQ(r->apptainer.jar_path, "/usr/share/jenkins/agent.jar");
+}
+
+TEST(ResolveTest, LayeringCloudTemplatePipeline) {
+  JobTemplate cloud;
+  cloud.job.partition = "compute";
+  cloud.agent.java_path = "/cloud/java";
+  cloud.agent.jar_path = "/cloud/agent.jar";
+  cloud.agent_timeout_minutes = 7;
+  JobTemplate tmpl = Named("t");
+  tmpl.agent.java_path = "/template/java";
+  tmpl.job.cpus_per_task = 4;
+  JobTemplate pipeline;
+  pipeline.job.cpus_per_task = 32;
+  pipeline.name = "ignored";
+  pipeline.inherit_from = {"ignored"};
+  std::vector<JobTemplate> all = {tmpl};
+
+  Result<ResolvedTemplate> r = Resolve(cloud, all, "t", &pipeline);
+  ASSERT_TRUE(r) << r.error().ToString();
+  EXPECT_EQ(r->name, "t");
+  EXPECT_EQ(r->job.partition, "compute");
+  EXPECT_EQ(r->java_path, "/template/java");
+  EXPECT_EQ(r->jar_path, "/cloud/agent.jar");
+  EXPECT_EQ(r->job.cpus_per_task, 32);
+  EXPECT_EQ(r->agent_timeout_minutes, 7);
+
+  Result<ResolvedTemplate> without = Resolve(cloud, all, "t");
+  ASSERT_TRUE(without);
+  EXPECT_EQ(without->job.cpus_per_task, 4);
+  EXPECT_FALSE(Resolve(cloud, all, "missing"));
+}
+
+TEST(ResolveTest, ModeNames) {
+  EXPECT_EQ(LaunchModeName(LaunchMode::kNative), "native");
+  EXPECT_EQ(LaunchModeName(LaunchMode::kPyxis), "pyxis");
+  EXPECT_EQ(LaunchModeName(LaunchMode::kApptainer), "apptainer");
+  EXPECT_EQ(LaunchModeName(LaunchMode::kCustomScript), "custom");
+}
+
+}  // namespace
+}  // namespace slurmfleet::spec
