@@ -5,7 +5,6 @@
 
 namespace slurmfleet::cli {
 
-
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;      // the operation failed (job rejected, not found, ...)
 inline constexpr int kExitUsage = 2;        // bad command line

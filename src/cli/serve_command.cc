@@ -156,15 +156,17 @@ int RunServe(const ServeOptions& options) {
     Log("error: " + api.error().ToString());
     return kExitConfig;
   }
+  // Every event becomes one log line, so operators see what the engines do; start after the
+  // events of earlier runs, before the engines write new ones.
+  int64_t logged_up_to = 0;
+  if (auto last = (*store)->LastEventId(); last) logged_up_to = *last;
   service.Start();
   Log(fmt::format("slurmfleet {} serving on {}:{} (state {}, instance {})", server::kSlurmfleetVersion, so.listen_host,
                   (*api)->port(), daemon.state_file, daemon.instance));
 
-  // Every event becomes one log line, so operators see what the engines do.
   std::atomic<bool> stopping{false};
   std::thread event_log([&] {
-    int64_t after = 0;
-    if (auto last = (*store)->Events("", 0, 0); last && !last->empty()) after = last->back().id;
+    int64_t after = logged_up_to;
     while (!stopping) {
       if (auto events = (*store)->Events("", after, 1000); events) {
         for (const store::Event& e : *events) {

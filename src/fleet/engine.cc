@@ -29,6 +29,17 @@ bool NeedsAttention(const store::Submission& s) {
   }
 }
 
+// "state" while the job lives, then how it ended.
+const char* EventTypeFor(Phase phase) {
+  switch (phase) {
+    case Phase::kSucceeded: return "finished";
+    case Phase::kCancelled: return "cancelled";
+    case Phase::kFailed:
+    case Phase::kLost: return "failed";
+    default: return "state";
+  }
+}
+
 bool Live(const slurm::JobState& state) {
   using slurm::BaseState;
   return state.base == BaseState::kPending || state.base == BaseState::kRunning ||
@@ -225,7 +236,7 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
         s.sluid = job.sluid.empty() ? s.sluid : job.sluid;
         if (!d.failure.empty()) s.failure = d.failure;
         ++stats.state_changes;
-        Save(s, store::IsTerminal(s.phase) ? (s.phase == Phase::kSucceeded ? "finished" : "failed") : "state",
+        Save(s, EventTypeFor(s.phase),
              "job " + std::to_string(job.job_id) + " " + StateText(job) + (d.failure.empty() ? "" : ": " + d.failure));
         if (fail_fast) {
           // the job would wait forever: take it out of the queue

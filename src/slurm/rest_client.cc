@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "slurm/json_fields.h"
@@ -19,6 +20,31 @@ std::chrono::milliseconds Backoff(const RetryPolicy& policy, int attempt) {
                                   policy.base_delay.count() * (int64_t{1} << std::min(attempt, 20)));
   std::uniform_int_distribution<int64_t> dist(cap / 2, std::max<int64_t>(cap, 1));
   return std::chrono::milliseconds(dist(rng));
+}
+
+// The jobs[] fields DecodeJobInfo reads (with their nested objects).
+bool KeptJobField(const std::string& key) {
+  static const std::set<std::string> kKept = {
+      "job_id",        "name",          "user_name",       "account",          "partition",
+      "comment",       "job_state",     "state_reason",    "state_description", "nodes",
+      "exit_code",     "submit_time",   "start_time",      "end_time",         "time_limit",
+      "current_working_directory",    "standard_output", "stdout_expanded",  "het_job_id",
+      "het_job_offset", "step_id"};
+  return kKept.contains(key);
+}
+
+nlohmann::json ParseJobList(const std::string& text) {
+  std::string top;  // the top-level key being parsed
+  auto keep = [&top](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    if (event != nlohmann::json::parse_event_t::key) return true;
+    if (depth == 1) {
+      top = parsed.get<std::string>();
+      return top == "jobs" || top == "last_update" || top == "errors" || top == "warnings";
+    }
+    if (depth == 3 && top == "jobs") return KeptJobField(parsed.get_ref<const std::string&>());
+    return true;
+  };
+  return nlohmann::json::parse(text, keep, /*allow_exceptions=*/false);
 }
 
 }  // namespace
@@ -81,7 +107,7 @@ Result<HttpResponse> RestClient::SendOnce(const std::string& method, const std::
 }
 
 Result<nlohmann::json> RestClient::Call(const std::string& method, const std::string& path,
-                                        const std::string& body, Idempotent idempotent) {
+                                        const std::string& body, Idempotent idempotent, Shape shape) {
   const std::string where = method + " " + path;
   const bool retry_ok = idempotent == Idempotent::kYes;
   bool reauthed = false;
@@ -101,7 +127,9 @@ Result<nlohmann::json> RestClient::Call(const std::string& method, const std::st
       return std::unexpected(e);
     }
     if (r->status >= 200 && r->status < 300) {
-      nlohmann::json parsed = nlohmann::json::parse(r->body, nullptr, /*allow_exceptions=*/false);
+      nlohmann::json parsed = shape == Shape::kJobList
+                                  ? ParseJobList(r->body)
+                                  : nlohmann::json::parse(r->body, nullptr, /*allow_exceptions=*/false);
       if (parsed.is_discarded()) {
         return Fail(retry_ok ? Code::kUnavailable : Code::kUnknownOutcome,
                     "slurmrestd answered HTTP " + std::to_string(r->status) + " with a body that is not JSON",
@@ -232,7 +260,7 @@ Result<std::vector<JobInfo>> RestClient::DecodeJobs(const nlohmann::json& body, 
 
 Result<std::vector<JobInfo>> RestClient::GetJob(const JobRef& job) {
   const std::string path = dialect_->Path("/job/" + job.PathSegment(dialect_->has_sluid));
-  Result<nlohmann::json> body = Call("GET", path, "", Idempotent::kYes);
+  Result<nlohmann::json> body = Call("GET", path, "", Idempotent::kYes, Shape::kJobList);
   if (!body) return std::unexpected(body.error());
   Result<std::vector<JobInfo>> jobs = DecodeJobs(*body, "GET " + path);
   if (jobs && jobs->empty()) return Fail(Code::kNotFound, "no such job", "GET " + path);
@@ -242,7 +270,7 @@ Result<std::vector<JobInfo>> RestClient::GetJob(const JobRef& job) {
 Result<JobsSnapshot> RestClient::JobsChangedSince(std::optional<Seconds> since) {
   std::string path = dialect_->Path("/jobs/");
   if (since) path += "?update_time=" + std::to_string(since->time_since_epoch().count());
-  Result<nlohmann::json> body = Call("GET", path, "", Idempotent::kYes);
+  Result<nlohmann::json> body = Call("GET", path, "", Idempotent::kYes, Shape::kJobList);
   if (!body) return std::unexpected(body.error());
   Result<std::vector<JobInfo>> jobs = DecodeJobs(*body, "GET " + path);
   if (!jobs) return std::unexpected(jobs.error());

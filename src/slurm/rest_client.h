@@ -64,9 +64,12 @@ class RestClient final : public Client {
              const Dialect* dialect, std::vector<std::string> offered);
 
   enum class Idempotent { kYes, kNo };
+  // kJobList keeps only what DecodeJobInfo reads of each jobs[] entry: a full job list is ~10 KB
+  // per job, and most of it would be allocated only to be thrown away.
+  enum class Shape { kFull, kJobList };
   // One logical call: auth, retries, HTTP-status and errors[] mapping. Returns the parsed body.
   Result<nlohmann::json> Call(const std::string& method, const std::string& path,
-                              const std::string& body, Idempotent idempotent);
+                              const std::string& body, Idempotent idempotent, Shape shape = Shape::kFull);
   Result<HttpResponse> SendOnce(const std::string& method, const std::string& path,
                                 const std::string& body);
   Result<SubmitReceipt> PostSubmit(const nlohmann::json& body);

@@ -81,6 +81,9 @@ class Store {
   // key when `key` is empty. Start with after_id = 0; continue from the last id returned.
   Result<std::vector<Event>> Events(const std::string& key, int64_t after_id, size_t limit) const;
 
+  // The id of the newest event, 0 when there is none: where a follower of Events() starts.
+  Result<int64_t> LastEventId() const;
+
   // Small durable values (e.g. the tracker's update_time cursor). SetMeta overwrites; GetMeta
   // returns nullopt for a name never set.
   Status SetMeta(const std::string& name, const std::string& value);

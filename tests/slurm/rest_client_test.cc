@@ -141,6 +141,19 @@ TEST_P(RestClientTest, JobStatesOfManyJobsInOneRequest) {
   EXPECT_EQ(transport_.log().size(), 1u);
 }
 
+TEST_P(RestClientTest, TheTrimmedJobListDecodesExactlyLikeTheFullOne) {
+  transport_.On("GET " + P("/jobs/"), Recorded(v(), "jobs"));
+  Result<JobsSnapshot> trimmed = Make()->JobsChangedSince(std::nullopt);
+  ASSERT_TRUE(trimmed) << trimmed.error().ToString();
+  nlohmann::json full = nlohmann::json::parse(ReadTestdata(v() + "/jobs.json"));
+  ASSERT_EQ(trimmed->jobs.size(), full["jobs"].size());
+  for (size_t i = 0; i < trimmed->jobs.size(); ++i) {
+    Result<JobInfo> expected = DecodeJobInfo(*FindDialect(v()), full["jobs"][i]);
+    ASSERT_TRUE(expected);
+    EXPECT_EQ(trimmed->jobs[i], *expected) << i;
+  }
+}
+
 TEST_P(RestClientTest, ListFiltersByNamePrefix) {
   transport_.On("GET " + P("/jobs/"), Recorded(v(), "jobs"));
   Result<std::vector<JobInfo>> r = Make()->ListJobs("rec-het");

@@ -375,6 +375,13 @@ TEST_F(StoreTest, EventsPageWithACursorPerKeyOrForAll) {
   EXPECT_EQ(limited->front().id, all->front().id);
 }
 
+TEST_F(StoreTest, LastEventIdIsWhereAFollowerStarts) {
+  EXPECT_EQ(store_->LastEventId(), 0);
+  auto id = store_->AppendEvent("k", "warn", "m");
+  ASSERT_TRUE(id);
+  EXPECT_EQ(store_->LastEventId(), *id);
+}
+
 TEST_F(StoreTest, AppendEventForAKeyWithoutSubmissionIsKept) {
   // orphan jobs carrying our tag have no submission, but what was done to them is recorded
   auto id = store_->AppendEvent("ghost", "orphan", "m");

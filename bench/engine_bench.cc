@@ -1,0 +1,192 @@
+// The engine at scale on the real testbed: N held jobs tracked by one engine. Prints, measured in
+// one run: requests per tracking pass, CPU time per pass (steady, and when the job list changed),
+// process RSS; and submit throughput of the engine against raw concurrent POSTs of the same job
+// to the same slurmrestd, as a ratio.
+//
+//   engine_bench [--jobs N] [--passes P] [--raw-threads T] [--keep]
+// Needs SLURMRESTD_URL and SLURM_JWT_KEY (eval "$(testbed/testbed.sh env)"). Not a test.
+#include <sys/resource.h>
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "auth/minting_token_source.h"
+#include "fleet/engine.h"
+#include "slurm/curl_transport.h"
+#include "slurm/dialect.h"
+#include "slurm/rest_client.h"
+
+using namespace slurmfleet;
+using Steady = std::chrono::steady_clock;
+
+namespace {
+
+double ThreadCpuMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+long RssKiB() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
+  }
+  return 0;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+slurm::JobRequest Held(const std::string& name) {
+  slurm::JobRequest r;
+  r.name = name;
+  r.script = "#!/bin/bash\ntrue\n";
+  r.current_working_directory = "/tmp";
+  r.memory_per_node_mb = 10;
+  r.hold = true;
+  r.environment = {{"PATH", "/usr/bin:/bin", false}};
+  return r;
+}
+
+int Die(const std::string& why) {
+  std::cerr << "engine_bench: " << why << "\n";
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int jobs = 2000, passes = 5, raw_threads = 4;
+  bool keep = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--jobs" && i + 1 < argc) jobs = std::atoi(argv[++i]);
+    else if (a == "--passes" && i + 1 < argc) passes = std::atoi(argv[++i]);
+    else if (a == "--raw-threads" && i + 1 < argc) raw_threads = std::atoi(argv[++i]);
+    else if (a == "--keep") keep = true;
+    else return Die("usage: engine_bench [--jobs N] [--passes P] [--raw-threads T] [--keep]");
+  }
+  const char* url = std::getenv("SLURMRESTD_URL");
+  const char* key = std::getenv("SLURM_JWT_KEY");
+  const char* user_env = std::getenv("SLURM_USER");
+  if (!url || !key) return Die("set SLURMRESTD_URL and SLURM_JWT_KEY (eval \"$(testbed/testbed.sh env)\")");
+  std::string user = user_env ? user_env : "ci";
+
+  SystemClock clock;
+  slurm::TransportOptions t;
+  t.base_url = url;
+  auto transport = slurm::CurlTransport::Create(t);
+  if (!transport) return Die(transport.error().ToString());
+  auth::MintingTokenSource tokens(key, user, clock);
+  slurm::RestClientOptions ro;
+  ro.api_version = "v0.0.45";
+  auto client = slurm::RestClient::Connect(**transport, tokens, ro);
+  if (!client) return Die(client.error().ToString());
+
+  std::mt19937_64 rng{std::random_device{}()};
+  std::string instance = "bench" + std::to_string(rng() % 1000000);
+  std::filesystem::path db = std::filesystem::temp_directory_path() / (instance + ".db");
+  auto store = store::Store::Open(db.string(), clock);
+  if (!store) return Die(store.error().ToString());
+  fleet::EngineOptions eo;
+  eo.cloud = "bench";
+  eo.instance = instance;
+  eo.max_submits_per_pass = static_cast<size_t>(jobs);
+  auto engine = fleet::Engine::Create(**store, **client, clock, eo);
+  if (!engine) return Die(engine.error().ToString());
+
+  // 1. submit throughput: the engine (intents recorded, then one pass sends them all) ...
+  for (int i = 0; i < jobs; ++i) {
+    if (auto s = (*engine)->AddIntent("", "job", "bench", Held("bench-" + instance)); !s) return Die(s.error().ToString());
+  }
+  auto t0 = Steady::now();
+  fleet::PassStats first = (*engine)->Tick();
+  double engine_s = std::chrono::duration<double>(Steady::now() - t0).count();
+  if (first.submitted != jobs) return Die(fmt::format("engine submitted {} of {}", first.submitted, jobs));
+
+  // ... against raw concurrent POSTs of the same body, without any bookkeeping
+  std::string body = slurm::EncodeSubmit(*slurm::FindDialect("v0.0.45"),
+                                         std::vector<slurm::JobRequest>{Held("bench-raw-" + instance)}, false)
+                         .dump();
+  int raw_jobs = std::min(jobs, 1000);
+  std::atomic<int> next{0}, failures{0};
+  auto token = tokens.Get();
+  if (!token) return Die(token.error().ToString());
+  t0 = Steady::now();
+  std::vector<std::thread> posters;
+  for (int k = 0; k < raw_threads; ++k) {
+    posters.emplace_back([&] {
+      while (next.fetch_add(1) < raw_jobs) {
+        auto r = (*transport)->Send({"POST", "/slurm/v0.0.45/job/submit", body, token->jwt});
+        if (!r || r->status != 200) ++failures;
+      }
+    });
+  }
+  for (std::thread& p : posters) p.join();
+  double raw_s = std::chrono::duration<double>(Steady::now() - t0).count();
+  double engine_rate = jobs / engine_s, raw_rate = raw_jobs / raw_s;
+  std::cout << fmt::format("submit: engine {:.0f} jobs/s ({} jobs, one thread, intent persisted before each POST)\n",
+                           engine_rate, jobs);
+  std::cout << fmt::format("        raw    {:.0f} jobs/s ({} POSTs over {} threads, {} failed)\n", raw_rate, raw_jobs,
+                           raw_threads, failures.load());
+  std::cout << fmt::format("        ratio engine/raw = {:.2f}\n", engine_rate / raw_rate);
+
+  // 2. tracking passes over every job: steady (nothing changed) and changed (the list moved)
+  std::vector<double> steady_cpu, changed_cpu;
+  uint64_t steady_requests = 0, changed_requests = 0;
+  (*engine)->Tick();  // take the full list once
+  for (int p = 0; p < passes; ++p) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // last_update has 1 s resolution
+    uint64_t before = (*client)->requests_sent();
+    double c0 = ThreadCpuMs();
+    (*engine)->Tick();
+    steady_cpu.push_back(ThreadCpuMs() - c0);
+    steady_requests += (*client)->requests_sent() - before;
+
+    // one extra job makes slurmctld's list change, so the next pass gets and decodes all of it
+    auto extra = (*client)->Submit(Held("bench-nudge-" + instance));
+    if (!extra) return Die(extra.error().ToString());
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+    before = (*client)->requests_sent();
+    c0 = ThreadCpuMs();
+    fleet::PassStats s = (*engine)->Tick();
+    changed_cpu.push_back(ThreadCpuMs() - c0);
+    changed_requests += (*client)->requests_sent() - before;
+    if (s.tracking_requests != 1) return Die("a pass did not make its tracking request");
+  }
+  std::cout << fmt::format("tracking {} jobs ({} in slurmctld), {} passes each:\n", jobs, jobs + raw_jobs + passes,
+                           passes);
+  std::cout << fmt::format("  steady pass : {:.1f} requests/pass, {:.2f} ms CPU (median)\n",
+                           double(steady_requests) / passes, Median(steady_cpu));
+  std::cout << fmt::format("  changed pass: {:.1f} requests/pass, {:.2f} ms CPU (median; full list decoded)\n",
+                           double(changed_requests) / passes, Median(changed_cpu));
+  std::cout << fmt::format("  RSS {:.1f} MiB (this process: engine, store, client)\n", RssKiB() / 1024.0);
+
+  if (!keep) {
+    // one DELETE with filters cancels every job of this run
+    nlohmann::json kill = {{"job_name", "bench-" + instance}, {"user_name", user}};
+    for (std::string name : {"bench-" + instance, "bench-raw-" + instance, "bench-nudge-" + instance}) {
+      kill["job_name"] = name;
+      (void)(*transport)->Send({"DELETE", "/slurm/v0.0.45/jobs/", kill.dump(), token->jwt});
+    }
+    std::cout << "cancelled this run's jobs (--keep to leave them)\n";
+  }
+  std::filesystem::remove(db);
+  std::filesystem::remove(db.string() + "-wal");
+  std::filesystem::remove(db.string() + "-shm");
+  std::filesystem::remove(db.string() + ".lock");
+  return 0;
+}
