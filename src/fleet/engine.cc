@@ -158,23 +158,64 @@ void Engine::Save(store::Submission& s, const std::string& type, const std::stri
   }
 }
 
+bool Engine::NeedFullList(int64_t now) const {
+  if (!have_full_list_ || details_wanted_) return true;
+  if (now - full_list_at_ >= static_cast<int64_t>(options_.full_list_interval.count())) return true;
+  const bool pending_due =
+      now - full_list_at_ >= static_cast<int64_t>(options_.pending_full_list_interval.count());
+  for (const auto& [key, s] : active_) {
+    if (s.phase == Phase::kSubmitting) return true;  // only the full list shows tags
+    if (s.phase == Phase::kPending && pending_due) return true;  // reasons are only in the full list
+  }
+  return false;
+}
+
 PassStats Engine::Tick() {
   PassStats stats;
   TakeInbox();
   const int64_t poll_started = Now();
-  Result<slurm::JobsSnapshot> snapshot = slurm_.JobsChangedSince(cursor_);
-  if (snapshot) {
-    stats.tracking_requests = 1;
-    cursor_ = snapshot->last_update;
-    Track(stats, *snapshot, poll_started);
+  if (NeedFullList(poll_started)) {
+    Result<slurm::JobsSnapshot> snapshot = slurm_.JobsChangedSince(cursor_);
+    if (snapshot) {
+      stats.tracking_requests = 1;
+      stats.full_list = true;
+      cursor_ = snapshot->last_update;
+      details_wanted_ = false;
+      Track(stats, *snapshot, poll_started);
+    } else {
+      stats.slurm_error = snapshot.error();
+    }
   } else {
-    stats.slurm_error = snapshot.error();
+    LightTrack(stats);
   }
   CancelRequested(stats);
   if (!stats.slurm_error || stats.slurm_error->code == Code::kAuth) SubmitIntents(stats);
-  if (snapshot && have_full_list_) CollectOrphans(stats, poll_started);
+  if (!stats.slurm_error && have_full_list_) CollectOrphans(stats, poll_started);
   Retire();
   return stats;
+}
+
+void Engine::LightTrack(PassStats& stats) {
+  std::vector<uint32_t> ids;
+  for (const auto& [key, s] : active_) {
+    if (s.job_id) ids.push_back(*s.job_id);
+  }
+  if (ids.empty()) return;
+  Result<std::vector<slurm::JobStateEntry>> states = slurm_.JobStates(ids);
+  if (!states) {
+    stats.slurm_error = states.error();
+    return;
+  }
+  stats.tracking_requests = 1;
+  std::map<uint32_t, const slurm::JobState*> by_id;
+  for (const slurm::JobStateEntry& e : *states) by_id.emplace(e.job_id, &e.state);
+  // A changed or vanished job: the next pass takes the full list, which has the reason, the exit
+  // code and the nodes to record with the change.
+  for (const auto& [key, s] : active_) {
+    if (!s.job_id) continue;
+    auto it = by_id.find(*s.job_id);
+    if (it == by_id.end() || slurm::JobStateString(*it->second) != s.slurm_state) details_wanted_ = true;
+  }
 }
 
 void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_t poll_started) {

@@ -43,12 +43,19 @@ struct EngineOptions {
   // proves it absent. Must exceed the transport's total timeout, so a POST still in flight
   // cannot land after the proof.
   std::chrono::seconds absence_margin{45};
+  // Passes normally ask only for the states of our jobs (GET jobs/state, small however busy the
+  // cluster); the full job list (needed for details, tags and garbage collection) is taken when a
+  // state changed, a submit outcome is unknown, or at least this often.
+  std::chrono::seconds full_list_interval{30};
+  // ... and this often while a job is pending, whose reason may say it can never start.
+  std::chrono::seconds pending_full_list_interval{5};
   size_t max_submits_per_pass = 256;
   FailFastPolicy fail_fast;
 };
 
 struct PassStats {
-  int tracking_requests = 0;  // job-list requests this pass (1, or 0 when Slurm was unreachable)
+  int tracking_requests = 0;  // tracking requests this pass: 1, or 0 (Slurm unreachable, nothing tracked)
+  bool full_list = false;     // the request was the full job list (else jobs/state)
   int submitted = 0;
   int adopted = 0;
   int state_changes = 0;
@@ -90,7 +97,9 @@ class Engine {
   int64_t Now() const;
   void LoadActive();
   void TakeInbox();
+  bool NeedFullList(int64_t now) const;
   void Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_t poll_started);
+  void LightTrack(PassStats& stats);
   void SubmitIntents(PassStats& stats);
   void SubmitOne(store::Submission& s, PassStats& stats);
   void CancelRequested(PassStats& stats);
@@ -112,6 +121,7 @@ class Engine {
   std::set<uint32_t> orphans_cancelled_;  // orphan jobs already cancelled (or refused): never again
   int64_t full_list_at_ = 0;
   bool have_full_list_ = false;
+  bool details_wanted_ = false;  // jobs/state saw a change: take the full list next pass
   std::map<std::string, int64_t> cancel_sent_at_;  // by key: no second cancel while Slurm catches up
 
   // Keys added or changed by other threads, picked up at the start of a pass.

@@ -35,6 +35,12 @@ class EngineTest : public ::testing::Test {
     return std::move(*e);
   }
 
+  // A change shows in jobs/state on one pass and is recorded, with its details, on the next.
+  void Settle() {
+    engine_->Tick();
+    engine_->Tick();
+  }
+
   void Advance(std::chrono::seconds d) {
     clock_.Advance(d);
     slurm_.now += d;
@@ -164,13 +170,13 @@ TEST_F(EngineTest, StateChangesBecomeEventsAndTheEndIsRecorded) {
   engine_->Tick();
   uint32_t id = *Get(key).job_id;
   slurm_.SetState(id, {"RUNNING"});
-  engine_->Tick();
+  Settle();
   EXPECT_EQ(Get(key).phase, Phase::kRunning);
   slurm_.SetState(id, {"COMPLETED", "COMPLETING"});
-  engine_->Tick();
+  Settle();
   EXPECT_EQ(Get(key).phase, Phase::kCompleting);  // resources still held: not terminal
   slurm_.SetState(id, {"COMPLETED"});
-  engine_->Tick();
+  Settle();
   EXPECT_EQ(Get(key).phase, Phase::kSucceeded);
   EXPECT_EQ(engine_->active_count(), 0u);
   auto events = store_->Events(key, 0, 100);
@@ -185,10 +191,10 @@ TEST_F(EngineTest, VanishedJobIsLostOnlyAfterTheGracePeriod) {
   engine_->Tick();
   slurm_.Forget(*Get(key).job_id);
   Advance(59s);
-  engine_->Tick();
+  Settle();
   EXPECT_EQ(Get(key).phase, Phase::kPending);
   Advance(2s);
-  engine_->Tick();
+  Settle();
   store::Submission s = Get(key);
   EXPECT_EQ(s.phase, Phase::kLost);
   EXPECT_NE(s.failure.find("vanished"), std::string::npos);
@@ -199,6 +205,7 @@ TEST_F(EngineTest, AnUnresolvablePendingReasonFailsFastAndCancelsTheJob) {
   engine_->Tick();
   uint32_t id = *Get(key).job_id;
   slurm_.SetState(id, {"PENDING"}, "BadConstraints");
+  Advance(5s);  // a pending job's reason is looked at every pending_full_list_interval
   engine_->Tick();
   store::Submission s = Get(key);
   EXPECT_EQ(s.phase, Phase::kFailed);
@@ -210,6 +217,7 @@ TEST_F(EngineTest, AResolvablePendingReasonKeepsWaiting) {
   std::string key = Add("run-13");
   engine_->Tick();
   slurm_.SetState(*Get(key).job_id, {"PENDING"}, "Resources");
+  Advance(5s);
   engine_->Tick();
   EXPECT_EQ(Get(key).phase, Phase::kPending);
   EXPECT_EQ(Get(key).state_reason, "Resources");
@@ -249,7 +257,7 @@ TEST_F(EngineTest, CancelRequestCancelsTheJob) {
   ASSERT_TRUE(engine_->RequestCancel(key));
   engine_->Tick();
   EXPECT_EQ(slurm_.jobs().at(id).state.base, slurm::BaseState::kCancelled);
-  engine_->Tick();
+  Settle();
   EXPECT_EQ(Get(key).phase, Phase::kCancelled);
 }
 
@@ -285,12 +293,30 @@ TEST_F(EngineTest, UnreachableSlurmIsRetriedLater) {
 TEST_F(EngineTest, OneTrackingRequestPerPassHoweverManyJobs) {
   for (int i = 0; i < 500; ++i) Add("m" + std::to_string(i));
   engine_->Tick();
-  for (int pass = 0; pass < 3; ++pass) {
-    int before = slurm_.list_calls;
+  for (int pass = 0; pass < 6; ++pass) {
+    if (pass == 3) slurm_.SetState(slurm_.jobs().begin()->first, {"RUNNING"});  // forces a full list
+    int before = slurm_.list_calls + slurm_.state_calls;
     PassStats stats = engine_->Tick();
-    EXPECT_EQ(slurm_.list_calls - before, 1);
+    EXPECT_EQ(slurm_.list_calls + slurm_.state_calls - before, 1);
     EXPECT_EQ(stats.tracking_requests, 1);
   }
+}
+
+TEST_F(EngineTest, SteadyPassesAskOnlyForStatesAndAChangeBringsTheFullList) {
+  std::string key = Add("run-20");
+  engine_->Tick();  // full list (first pass), submit
+  engine_->Tick();  // full list: the new job's details
+  PassStats light = engine_->Tick();
+  EXPECT_FALSE(light.full_list);
+  EXPECT_EQ(light.tracking_requests, 1);
+  slurm_.SetState(*Get(key).job_id, {"RUNNING"});
+  PassStats seen = engine_->Tick();  // jobs/state shows the change ...
+  EXPECT_FALSE(seen.full_list);
+  PassStats details = engine_->Tick();  // ... and the full list records it with its details
+  EXPECT_TRUE(details.full_list);
+  EXPECT_EQ(Get(key).phase, Phase::kRunning);
+  Advance(31s);
+  EXPECT_TRUE(engine_->Tick().full_list);  // and at least every full_list_interval
 }
 
 TEST_F(EngineTest, SameKeySameRequestIsIdempotentAnotherRequestConflicts) {
@@ -313,7 +339,7 @@ TEST_F(EngineTest, FastWhileStartingSlowWhenSteady) {
   engine_->Tick();
   EXPECT_EQ(engine_->NextInterval(), engine_->options().fast_interval);  // pending
   slurm_.SetState(*Get(key).job_id, {"RUNNING"});
-  engine_->Tick();
+  Settle();
   EXPECT_EQ(engine_->NextInterval(), engine_->options().slow_interval);
 }
 

@@ -71,7 +71,18 @@ class FakeSlurmClient final : public slurm::Client {
     for (const auto& [id, j] : jobs_) s.jobs.push_back(j);
     return s;
   }
-  Result<std::vector<slurm::JobStateEntry>> JobStates(const std::vector<uint32_t>&) override { return {}; }
+  Result<std::vector<slurm::JobStateEntry>> JobStates(const std::vector<uint32_t>& ids) override {
+    ++state_calls;
+    if (unavailable_lists > 0) {
+      --unavailable_lists;
+      return Fail(Code::kUnavailable, "connection refused", "GET");
+    }
+    std::vector<slurm::JobStateEntry> out;
+    for (uint32_t id : ids) {
+      if (auto it = jobs_.find(id); it != jobs_.end()) out.push_back({id, it->second.state});
+    }
+    return out;
+  }
   Result<std::vector<slurm::JobInfo>> ListJobs(std::string_view) override { return {}; }
 
   Status Cancel(const slurm::JobRef& ref, std::string_view) override {
@@ -120,7 +131,7 @@ class FakeSlurmClient final : public slurm::Client {
   int unavailable_submits = 0;
   int unavailable_lists = 0;
   int reject_submits = 0;
-  int submit_calls = 0, list_calls = 0, cancel_calls = 0;
+  int submit_calls = 0, list_calls = 0, state_calls = 0, cancel_calls = 0;
 
  private:
   std::string user_;

@@ -262,10 +262,13 @@ TEST_P(RestClientIntegrationTest, DeltaPollingSeesChangesInOneRequestEach) {
   bool seen = false;
   for (const JobInfo& j : next->jobs) seen = seen || j.job_id == s->job_id;
   EXPECT_TRUE(seen);
-  Result<std::vector<JobStateEntry>> states = client_->JobStates({s->job_id});
-  ASSERT_TRUE(states);
-  ASSERT_EQ(states->size(), 1u);
+  Result<SubmitReceipt> s2 = client_->Submit(Job("sleep 300\n", "delta2"));
+  ASSERT_TRUE(s2);
+  Result<std::vector<JobStateEntry>> states = client_->JobStates({s->job_id, s2->job_id});
+  ASSERT_TRUE(states) << states.error().ToString();
+  ASSERT_EQ(states->size(), 2u);
   EXPECT_EQ(states->front().job_id, s->job_id);
+  ASSERT_TRUE(client_->Cancel({s2->job_id, ""}));
   ASSERT_TRUE(client_->Cancel({s->job_id, ""}));
 }
 

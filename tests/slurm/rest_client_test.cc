@@ -136,7 +136,7 @@ TEST_P(RestClientTest, JobStatesOfManyJobsInOneRequest) {
   ASSERT_EQ(r->size(), 1u);
   EXPECT_EQ(r->front().state.base, BaseState::kRunning);
   EXPECT_EQ(transport_.log().size(), 1u);
-  EXPECT_EQ(transport_.log().back().path, P("/jobs/state/?job_id=1,2,3"));
+  EXPECT_EQ(transport_.log().back().path, P("/jobs/state/?job_id=1&job_id=2&job_id=3"));
   EXPECT_TRUE(Make()->JobStates({})->empty());  // no request: an empty filter means every job
   EXPECT_EQ(transport_.log().size(), 1u);
 }
