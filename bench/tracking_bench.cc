@@ -20,6 +20,7 @@
 #include "base/clock.h"
 #include "slurm/curl_transport.h"
 #include "slurm/dialect.h"
+#include "slurm/job_list_decoder.h"
 #include "slurm/rest_client.h"
 
 using namespace slurmfleet;
@@ -156,8 +157,10 @@ int main(int argc, char** argv) {
   int reps = 20;
   double parse_ms = Ms([&] {
     for (int i = 0; i < reps; ++i) {
-      nlohmann::json j = nlohmann::json::parse(body->body);
-      for (const nlohmann::json& e : j["jobs"]) decoded += slurm::DecodeJobInfo(dialect, e).has_value();
+      std::string copy = body->body;
+      auto answer = slurm::DecodeJobList(dialect, copy);
+      if (!answer) std::exit(Die(answer.error().ToString()));
+      decoded += answer->jobs.size();
     }
   });
   double mb = static_cast<double>(body->body.size()) * reps / (1024.0 * 1024.0);

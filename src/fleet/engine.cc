@@ -1,6 +1,7 @@
 #include "fleet/engine.h"
 
 #include <random>
+#include <thread>
 
 #include "slurm/request_codec.h"
 
@@ -159,10 +160,14 @@ void Engine::Save(store::Submission& s, const std::string& type, const std::stri
 }
 
 bool Engine::NeedFullList(int64_t now) const {
-  if (!have_full_list_ || details_wanted_) return true;
-  if (now - full_list_at_ >= static_cast<int64_t>(options_.full_list_interval.count())) return true;
-  const bool pending_due =
-      now - full_list_at_ >= static_cast<int64_t>(options_.pending_full_list_interval.count());
+  if (!have_full_list_) return true;
+  // A full list costs slurmrestd time in proportion to every job it knows (seconds at 10,000
+  // jobs): never ask for one more often than ten times what the last one took.
+  const int64_t since = now - full_list_at_;
+  if (since < 10 * last_full_list_seconds_) return false;
+  if (details_wanted_) return true;
+  if (since >= static_cast<int64_t>(options_.full_list_interval.count())) return true;
+  const bool pending_due = since >= static_cast<int64_t>(options_.pending_full_list_interval.count());
   for (const auto& [key, s] : active_) {
     if (s.phase == Phase::kSubmitting) return true;  // only the full list shows tags
     if (s.phase == Phase::kPending && pending_due) return true;  // reasons are only in the full list
@@ -175,7 +180,10 @@ PassStats Engine::Tick() {
   TakeInbox();
   const int64_t poll_started = Now();
   if (NeedFullList(poll_started)) {
+    const auto asked = clock_.Monotonic();
     Result<slurm::JobsSnapshot> snapshot = slurm_.JobsChangedSince(cursor_);
+    last_full_list_seconds_ =
+        std::chrono::duration_cast<std::chrono::seconds>(clock_.Monotonic() - asked).count();
     if (snapshot) {
       stats.tracking_requests = 1;
       stats.full_list = true;
@@ -326,61 +334,97 @@ void Engine::CancelRequested(PassStats& stats) {
 }
 
 void Engine::SubmitIntents(PassStats& stats) {
-  size_t budget = options_.max_submits_per_pass;
+  struct Outgoing {
+    store::Submission* s;
+    slurm::JobRequest request;
+    Result<slurm::SubmitReceipt> result = Fail(Code::kInternal, "not sent");
+  };
+  std::vector<Outgoing> batch;
   for (auto& [key, s] : active_) {
-    if (budget == 0) break;
+    if (batch.size() >= options_.max_submits_per_pass) break;
     if (s.phase != Phase::kIntent || s.cancel_requested) continue;
-    --budget;
-    SubmitOne(s, stats);
-    if (stats.slurm_error && stats.slurm_error->code == Code::kUnavailable) break;
-  }
-}
-
-void Engine::SubmitOne(store::Submission& s, PassStats& stats) {
-  Result<slurm::JobRequest> request = slurm::DecodeRequest(s.request_json);
-  if (!request) {
-    s.phase = Phase::kFailed;
-    s.failure = "stored request is unreadable: " + request.error().ToString();
-    Save(s, "failed", s.failure);
-    return;
-  }
-  request->comment = TagComment({options_.instance, s.key}, request->comment);
-  request->requeue = false;
-  // persisted before the POST: after a crash or a lost answer we know to look before resending
-  s.phase = Phase::kSubmitting;
-  s.attempts += 1;
-  s.submit_sent_at = Now();
-  Save(s, "submitting", "attempt " + std::to_string(s.attempts));
-
-  Result<slurm::SubmitReceipt> r = slurm_.Submit(*request);
-  if (r) {
-    s.job_id = r->job_id;
-    s.phase = Phase::kPending;
-    s.slurm_state = "PENDING";
-    s.last_seen_at = Now();
-    ++stats.submitted;
-    std::string warnings;
-    for (const std::string& w : r->warnings) warnings += "; Slurm warns: " + w;
-    Save(s, "submitted", "job " + std::to_string(r->job_id) + warnings);
-    return;
-  }
-  const Error& e = r.error();
-  switch (e.code) {
-    case Code::kUnknownOutcome:
-      Save(s, "warn", "submit outcome unknown (" + e.message + "): looking for the job by its tag before any retry");
-      return;
-    case Code::kUnavailable:
-    case Code::kAuth:
-      // provably not accepted: it is safe to send again later
-      s.phase = Phase::kIntent;
-      stats.slurm_error = e;
-      Save(s, "warn", "not submitted, will retry: " + e.ToString());
-      return;
-    default:
+    Result<slurm::JobRequest> request = slurm::DecodeRequest(s.request_json);
+    if (!request) {
       s.phase = Phase::kFailed;
-      s.failure = e.message;
-      Save(s, "failed", "Slurm refused the job: " + e.message);
-      return;
+      s.failure = "stored request is unreadable: " + request.error().ToString();
+      Save(s, "failed", s.failure);
+      continue;
+    }
+    request->comment = TagComment({options_.instance, s.key}, request->comment);
+    request->requeue = false;
+    batch.push_back({&s, std::move(*request)});
+  }
+  if (batch.empty()) return;
+
+  // Persisted before any POST, in one transaction: after a crash or a lost answer we know to
+  // look before sending again.
+  std::vector<std::pair<store::Submission*, std::optional<store::Event>>> marks;
+  for (Outgoing& o : batch) {
+    o.s->phase = Phase::kSubmitting;
+    o.s->attempts += 1;
+    o.s->submit_sent_at = Now();
+    marks.emplace_back(o.s, store::Event{0, o.s->key, 0, "submitting", "attempt " + std::to_string(o.s->attempts)});
+  }
+  if (Status saved = store_.UpdateMany(marks); !saved) {
+    // Another thread touched one of them (a cancel request), or the store failed: send nothing
+    // now and start over from the store on the next pass.
+    std::lock_guard lock(inbox_mu_);
+    for (Outgoing& o : batch) inbox_.insert(o.s->key);
+    return;
+  }
+
+  // The POSTs, a few at a time: slurmctld takes them one by one, but the round trips overlap.
+  std::atomic<size_t> next{0};
+  auto send = [&] {
+    for (size_t i = next++; i < batch.size(); i = next++) batch[i].result = slurm_.Submit(batch[i].request);
+  };
+  std::vector<std::thread> senders;
+  size_t helpers = std::min<size_t>(options_.submit_concurrency, batch.size());
+  for (size_t k = 1; k < helpers; ++k) senders.emplace_back(send);
+  send();
+  for (std::thread& t : senders) t.join();
+
+  std::vector<std::pair<store::Submission*, std::optional<store::Event>>> outcomes;
+  for (Outgoing& o : batch) {
+    store::Submission& sub = *o.s;
+    store::Event event{0, sub.key, 0, "", ""};
+    if (o.result) {
+      sub.job_id = o.result->job_id;
+      sub.phase = Phase::kPending;
+      sub.slurm_state = "PENDING";
+      sub.last_seen_at = Now();
+      ++stats.submitted;
+      event.type = "submitted";
+      event.message = "job " + std::to_string(o.result->job_id);
+      for (const std::string& w : o.result->warnings) event.message += "; Slurm warns: " + w;
+    } else {
+      const Error& e = o.result.error();
+      switch (e.code) {
+        case Code::kUnknownOutcome:
+          event.type = "warn";
+          event.message = "submit outcome unknown (" + e.message + "): looking for the job by its tag before any retry";
+          break;
+        case Code::kUnavailable:
+        case Code::kAuth:
+          // provably not accepted: it is safe to send again later
+          sub.phase = Phase::kIntent;
+          stats.slurm_error = e;
+          event.type = "warn";
+          event.message = "not submitted, will retry: " + e.ToString();
+          break;
+        default:
+          sub.phase = Phase::kFailed;
+          sub.failure = e.message;
+          event.type = "failed";
+          event.message = "Slurm refused the job: " + e.message;
+          break;
+      }
+    }
+    outcomes.emplace_back(&sub, event);
+  }
+  if (Status saved = store_.UpdateMany(outcomes); !saved) {
+    // e.g. a cancel request arrived meanwhile: record one by one, merging theirs
+    for (auto& [sub, event] : outcomes) Save(*sub, event->type, event->message);
   }
 }
 

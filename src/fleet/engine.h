@@ -50,6 +50,8 @@ struct EngineOptions {
   // ... and this often while a job is pending, whose reason may say it can never start.
   std::chrono::seconds pending_full_list_interval{5};
   size_t max_submits_per_pass = 256;
+  // Submit POSTs in flight at once (the Client must then be thread-safe; RestClient is).
+  size_t submit_concurrency = 4;
   FailFastPolicy fail_fast;
 };
 
@@ -101,7 +103,6 @@ class Engine {
   void Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_t poll_started);
   void LightTrack(PassStats& stats);
   void SubmitIntents(PassStats& stats);
-  void SubmitOne(store::Submission& s, PassStats& stats);
   void CancelRequested(PassStats& stats);
   void CollectOrphans(PassStats& stats, int64_t poll_started);
   void Save(store::Submission& s, const std::string& type, const std::string& message);
@@ -122,6 +123,7 @@ class Engine {
   int64_t full_list_at_ = 0;
   bool have_full_list_ = false;
   bool details_wanted_ = false;  // jobs/state saw a change: take the full list next pass
+  int64_t last_full_list_seconds_ = 0;  // how long the last full list took to arrive
   std::map<std::string, int64_t> cancel_sent_at_;  // by key: no second cancel while Slurm catches up
 
   // Keys added or changed by other threads, picked up at the start of a pass.

@@ -43,8 +43,4 @@ nlohmann::json EncodeSubmit(const Dialect& dialect, std::span<const JobRequest> 
 // accepted), every other field stays in extra_fields. kInvalidInput naming the field on a wrong type.
 Result<JobRequest> JobRequestFromJobDesc(const nlohmann::json& desc, const std::string& where);
 
-// One jobs[] entry of GET job/{id} or GET jobs -> model. kInternal naming the JSON path when the
-// entry does not have the shape this dialect expects.
-Result<JobInfo> DecodeJobInfo(const Dialect& dialect, const nlohmann::json& entry);
-
 }  // namespace slurmfleet::slurm

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <random>
-#include <set>
 #include <thread>
 
+#include "slurm/job_list_decoder.h"
 #include "slurm/json_fields.h"
 #include "slurm/response_errors.h"
 
@@ -20,31 +20,6 @@ std::chrono::milliseconds Backoff(const RetryPolicy& policy, int attempt) {
                                   policy.base_delay.count() * (int64_t{1} << std::min(attempt, 20)));
   std::uniform_int_distribution<int64_t> dist(cap / 2, std::max<int64_t>(cap, 1));
   return std::chrono::milliseconds(dist(rng));
-}
-
-// The jobs[] fields DecodeJobInfo reads (with their nested objects).
-bool KeptJobField(const std::string& key) {
-  static const std::set<std::string> kKept = {
-      "job_id",        "name",          "user_name",       "account",          "partition",
-      "comment",       "job_state",     "state_reason",    "state_description", "nodes",
-      "exit_code",     "submit_time",   "start_time",      "end_time",         "time_limit",
-      "current_working_directory",    "standard_output", "stdout_expanded",  "het_job_id",
-      "het_job_offset", "step_id"};
-  return kKept.contains(key);
-}
-
-nlohmann::json ParseJobList(const std::string& text) {
-  std::string top;  // the top-level key being parsed
-  auto keep = [&top](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    if (event != nlohmann::json::parse_event_t::key) return true;
-    if (depth == 1) {
-      top = parsed.get<std::string>();
-      return top == "jobs" || top == "last_update" || top == "errors" || top == "warnings";
-    }
-    if (depth == 3 && top == "jobs") return KeptJobField(parsed.get_ref<const std::string&>());
-    return true;
-  };
-  return nlohmann::json::parse(text, keep, /*allow_exceptions=*/false);
 }
 
 }  // namespace
@@ -106,12 +81,11 @@ Result<HttpResponse> RestClient::SendOnce(const std::string& method, const std::
   return transport_.Send({method, path, body, token->jwt});
 }
 
-Result<nlohmann::json> RestClient::Call(const std::string& method, const std::string& path,
-                                        const std::string& body, Idempotent idempotent, Shape shape) {
+Result<HttpResponse> RestClient::Exchange(const std::string& method, const std::string& path,
+                                          const std::string& body, Idempotent idempotent, bool& reauthed) {
   // the query of a many-job request can be kilobytes long: name the request by its path
   const std::string where = method + " " + (path.size() > 120 ? path.substr(0, path.find('?')) : path);
   const bool retry_ok = idempotent == Idempotent::kYes;
-  bool reauthed = false;
   for (int attempt = 0;; ++attempt) {
     Result<HttpResponse> r = SendOnce(method, path, body);
     bool can_retry = attempt + 1 < options_.retry.max_attempts;
@@ -127,27 +101,7 @@ Result<nlohmann::json> RestClient::Call(const std::string& method, const std::st
       if (retry_ok && e.code == Code::kUnknownOutcome) e.code = Code::kUnavailable;
       return std::unexpected(e);
     }
-    if (r->status >= 200 && r->status < 300) {
-      nlohmann::json parsed = shape == Shape::kJobList
-                                  ? ParseJobList(r->body)
-                                  : nlohmann::json::parse(r->body, nullptr, /*allow_exceptions=*/false);
-      if (parsed.is_discarded()) {
-        return Fail(retry_ok ? Code::kUnavailable : Code::kUnknownOutcome,
-                    "slurmrestd answered HTTP " + std::to_string(r->status) + " with a body that is not JSON",
-                    where);
-      }
-      bool auth_rejected = false;
-      for (const SlurmMessage& m : ErrorsOf(parsed)) auth_rejected |= m.error_number == kSlurmAuthError;
-      if (auth_rejected) {
-        if (!reauthed) {
-          tokens_.Invalidate();
-          reauthed = true;
-          continue;
-        }
-        return std::unexpected(ErrorForStatus(511, r->body, retry_ok, where));
-      }
-      return parsed;
-    }
+    if (r->status >= 200 && r->status < 300) return r;
     Error e = ErrorForStatus(r->status, r->body, retry_ok, where);
     if (e.code == Code::kAuth && !reauthed) {
       // the file may have been refreshed or the minted token expired: one more try, fresh token
@@ -160,6 +114,61 @@ Result<nlohmann::json> RestClient::Call(const std::string& method, const std::st
       continue;
     }
     return std::unexpected(e);
+  }
+}
+
+namespace {
+
+bool AuthRejected(const std::vector<SlurmMessage>& errors) {
+  for (const SlurmMessage& m : errors) {
+    if (m.error_number == kSlurmAuthError) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<nlohmann::json> RestClient::Call(const std::string& method, const std::string& path,
+                                        const std::string& body, Idempotent idempotent) {
+  bool reauthed = false;
+  for (;;) {
+    Result<HttpResponse> r = Exchange(method, path, body, idempotent, reauthed);
+    if (!r) return std::unexpected(r.error());
+    nlohmann::json parsed = nlohmann::json::parse(r->body, nullptr, /*allow_exceptions=*/false);
+    if (parsed.is_discarded()) {
+      return Fail(idempotent == Idempotent::kYes ? Code::kUnavailable : Code::kUnknownOutcome,
+                  "slurmrestd answered HTTP " + std::to_string(r->status) + " with a body that is not JSON",
+                  method + " " + path);
+    }
+    if (AuthRejected(ErrorsOf(parsed))) {
+      if (reauthed) return std::unexpected(ErrorForStatus(511, r->body, idempotent == Idempotent::kYes, method + " " + path));
+      tokens_.Invalidate();
+      reauthed = true;
+      continue;
+    }
+    return parsed;
+  }
+}
+
+Result<JobListAnswer> RestClient::CallJobList(const std::string& path) {
+  const std::string where = "GET " + path;
+  bool reauthed = false;
+  for (;;) {
+    Result<HttpResponse> r = Exchange("GET", path, "", Idempotent::kYes, reauthed);
+    if (!r) return std::unexpected(r.error());
+    Result<JobListAnswer> answer = DecodeJobList(*dialect_, r->body);
+    if (!answer) {
+      const Error& e = answer.error();
+      return Fail(Code::kInternal, e.message, e.where.empty() ? where : where + " " + e.where);
+    }
+    if (AuthRejected(answer->errors)) {
+      if (reauthed) return Fail(Code::kAuth, "slurmrestd rejected the token: " + DescribeAll(answer->errors), where);
+      tokens_.Invalidate();
+      reauthed = true;
+      continue;
+    }
+    if (!answer->errors.empty()) return Fail(Code::kRejected, DescribeAll(answer->errors), where);
+    return answer;
   }
 }
 
@@ -243,49 +252,25 @@ Result<SubmitReceipt> RestClient::SubmitHet(const std::vector<JobRequest>& compo
   return PostSubmit(EncodeSubmit(*dialect_, components, /*redact_secrets=*/false));
 }
 
-Result<std::vector<JobInfo>> RestClient::DecodeJobs(const nlohmann::json& body, const std::string& where) {
-  std::vector<JobInfo> jobs;
-  if (std::vector<SlurmMessage> errors = ErrorsOf(body); !errors.empty()) {
-    return Fail(Code::kRejected, DescribeAll(errors), where);
-  }
-  const nlohmann::json* list = JsonFields(body, "").Array("jobs");
-  if (!list) return Fail(Code::kInternal, "answer has no jobs[]", where);
-  jobs.reserve(list->size());
-  for (const nlohmann::json& entry : *list) {
-    Result<JobInfo> info = DecodeJobInfo(*dialect_, entry);
-    if (!info) return Fail(Code::kInternal, info.error().message, where + " " + info.error().where);
-    jobs.push_back(std::move(*info));
-  }
-  return jobs;
-}
-
 Result<std::vector<JobInfo>> RestClient::GetJob(const JobRef& job) {
   const std::string path = dialect_->Path("/job/" + job.PathSegment(dialect_->has_sluid));
-  Result<nlohmann::json> body = Call("GET", path, "", Idempotent::kYes, Shape::kJobList);
-  if (!body) return std::unexpected(body.error());
-  Result<std::vector<JobInfo>> jobs = DecodeJobs(*body, "GET " + path);
-  if (jobs && jobs->empty()) return Fail(Code::kNotFound, "no such job", "GET " + path);
-  return jobs;
+  Result<JobListAnswer> answer = CallJobList(path);
+  if (!answer) return std::unexpected(answer.error());
+  if (answer->jobs.empty()) return Fail(Code::kNotFound, "no such job", "GET " + path);
+  return std::move(answer->jobs);
 }
 
 Result<JobsSnapshot> RestClient::JobsChangedSince(std::optional<Seconds> since) {
   std::string path = dialect_->Path("/jobs/");
   if (since) path += "?update_time=" + std::to_string(since->time_since_epoch().count());
-  Result<nlohmann::json> body = Call("GET", path, "", Idempotent::kYes, Shape::kJobList);
-  if (!body) return std::unexpected(body.error());
-  Result<std::vector<JobInfo>> jobs = DecodeJobs(*body, "GET " + path);
-  if (!jobs) return std::unexpected(jobs.error());
+  Result<JobListAnswer> answer = CallJobList(path);
+  if (!answer) return std::unexpected(answer.error());
   JobsSnapshot snapshot;
-  JsonFields f(*body, "");
-  std::optional<uint64_t> last_update = f.OptionalNoValUInt64("last_update");
   // "nothing changed" is an empty list with last_update 0 (and a warning saying so)
-  snapshot.changed = !(jobs->empty() && since && (!last_update || *last_update == 0));
-  snapshot.jobs = std::move(*jobs);
-  if (last_update && *last_update != 0) {
-    snapshot.last_update = Seconds(std::chrono::seconds(static_cast<int64_t>(*last_update)));
-  } else {
-    snapshot.last_update = since;
-  }
+  snapshot.changed = !(answer->jobs.empty() && since && !answer->last_update);
+  snapshot.jobs = std::move(answer->jobs);
+  snapshot.last_update =
+      answer->last_update ? Seconds(std::chrono::seconds(static_cast<int64_t>(*answer->last_update))) : since;
   return snapshot;
 }
 

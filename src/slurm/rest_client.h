@@ -16,6 +16,7 @@
 #include "auth/token_source.h"
 #include "slurm/client.h"
 #include "slurm/dialect.h"
+#include "slurm/job_list_decoder.h"
 #include "slurm/transport.h"
 
 namespace slurmfleet::slurm {
@@ -64,16 +65,17 @@ class RestClient final : public Client {
              const Dialect* dialect, std::vector<std::string> offered);
 
   enum class Idempotent { kYes, kNo };
-  // kJobList keeps only what DecodeJobInfo reads of each jobs[] entry: a full job list is ~10 KB
-  // per job, and most of it would be allocated only to be thrown away.
-  enum class Shape { kFull, kJobList };
-  // One logical call: auth, retries, HTTP-status and errors[] mapping. Returns the parsed body.
-  Result<nlohmann::json> Call(const std::string& method, const std::string& path,
-                              const std::string& body, Idempotent idempotent, Shape shape = Shape::kFull);
+  // One exchange with retries and re-authentication: a 2xx answer, or the mapped error.
+  Result<HttpResponse> Exchange(const std::string& method, const std::string& path, const std::string& body,
+                                Idempotent idempotent, bool& reauthed);
+  // An exchange whose JSON answer is parsed whole; an auth error inside a 200 re-authenticates once.
+  Result<nlohmann::json> Call(const std::string& method, const std::string& path, const std::string& body,
+                              Idempotent idempotent);
+  // A GET whose answer is a job list, decoded without a DOM (it can be tens of MB).
+  Result<JobListAnswer> CallJobList(const std::string& path);
   Result<HttpResponse> SendOnce(const std::string& method, const std::string& path,
                                 const std::string& body);
   Result<SubmitReceipt> PostSubmit(const nlohmann::json& body);
-  Result<std::vector<JobInfo>> DecodeJobs(const nlohmann::json& body, const std::string& where);
 
   Transport& transport_;
   auth::TokenSource& tokens_;

@@ -30,6 +30,7 @@ class EngineTest : public ::testing::Test {
     o.lost_grace = 60s;
     o.orphan_grace = 60s;
     o.absence_margin = 45s;
+    o.submit_concurrency = 1;  // the fake is not thread-safe
     auto e = Engine::Create(*store_, slurm_, clock_, o);
     EXPECT_TRUE(e) << e.error().ToString();
     return std::move(*e);

@@ -2,6 +2,8 @@
 // encode -> decode round trip of the job model.
 #include "slurm/dialect.h"
 
+#include "slurm/job_list_decoder.h"
+
 #include <gtest/gtest.h>
 
 #include "slurm/fake_transport.h"
@@ -13,14 +15,20 @@ class DialectTest : public ::testing::TestWithParam<std::string> {
  protected:
   const Dialect& dialect() { return *FindDialect(GetParam()); }
   nlohmann::json Load(const std::string& name) { return nlohmann::json::parse(ReadTestdata(GetParam() + "/" + name + ".json")); }
+  // The recorded answer, decoded as the client decodes it.
+  JobListAnswer Decode(const std::string& name) {
+    std::string body = ReadTestdata(GetParam() + "/" + name + ".json");
+    Result<JobListAnswer> answer = DecodeJobList(dialect(), body);
+    EXPECT_TRUE(answer) << answer.error().ToString();
+    return answer ? *answer : JobListAnswer{};
+  }
 };
 
 TEST_P(DialectTest, DecodesARunningJob) {
   nlohmann::json submit = Load("submit");
-  nlohmann::json body = Load("job_running");
-  ASSERT_EQ(body["jobs"].size(), 1u);
-  Result<JobInfo> job = DecodeJobInfo(dialect(), body["jobs"][0]);
-  ASSERT_TRUE(job) << job.error().ToString();
+  JobListAnswer answer = Decode("job_running");
+  ASSERT_EQ(answer.jobs.size(), 1u);
+  const JobInfo* job = &answer.jobs[0];
   EXPECT_EQ(job->job_id, submit["job_id"].get<uint32_t>());
   EXPECT_EQ(job->name, "rec-" + GetParam());
   EXPECT_EQ(job->user_name, "ci");
@@ -47,9 +55,9 @@ TEST_P(DialectTest, DecodesARunningJob) {
 }
 
 TEST_P(DialectTest, DecodesACancelledJob) {
-  nlohmann::json body = Load("job_cancelled");
-  Result<JobInfo> job = DecodeJobInfo(dialect(), body["jobs"][0]);
-  ASSERT_TRUE(job) << job.error().ToString();
+  JobListAnswer answer = Decode("job_cancelled");
+  ASSERT_EQ(answer.jobs.size(), 1u);
+  const JobInfo* job = &answer.jobs[0];
   EXPECT_EQ(job->state.base, BaseState::kCancelled);
   ASSERT_TRUE(job->end_time.has_value());
   EXPECT_FALSE(job->exit_code.status.empty());
@@ -57,11 +65,10 @@ TEST_P(DialectTest, DecodesACancelledJob) {
 
 TEST_P(DialectTest, DecodesEveryComponentOfAHeterogeneousJob) {
   nlohmann::json submit = Load("submit_het");
-  nlohmann::json body = Load("job_het");
-  ASSERT_EQ(body["jobs"].size(), 2u);
+  JobListAnswer answer = Decode("job_het");
+  ASSERT_EQ(answer.jobs.size(), 2u);
   for (size_t i = 0; i < 2; ++i) {
-    Result<JobInfo> job = DecodeJobInfo(dialect(), body["jobs"][i]);
-    ASSERT_TRUE(job) << job.error().ToString();
+    const JobInfo* job = &answer.jobs[i];
     EXPECT_EQ(job->het_job_id, submit["job_id"].get<uint32_t>());
     EXPECT_EQ(job->het_job_offset, i);
     EXPECT_EQ(job->name, "rec-het");
@@ -70,21 +77,26 @@ TEST_P(DialectTest, DecodesEveryComponentOfAHeterogeneousJob) {
 
 TEST_P(DialectTest, DecodesEveryJobOfTheFullList) {
   nlohmann::json body = Load("jobs");
-  ASSERT_FALSE(body["jobs"].empty());
-  for (const nlohmann::json& entry : body["jobs"]) {
-    Result<JobInfo> job = DecodeJobInfo(dialect(), entry);
-    ASSERT_TRUE(job) << job.error().ToString();
-    EXPECT_NE(job->job_id, 0u);
-    EXPECT_NE(job->state.base, BaseState::kUnknown);
+  JobListAnswer answer = Decode("jobs");
+  ASSERT_FALSE(answer.jobs.empty());
+  ASSERT_EQ(answer.jobs.size(), body["jobs"].size());
+  for (size_t i = 0; i < answer.jobs.size(); ++i) {
+    EXPECT_EQ(answer.jobs[i].job_id, body["jobs"][i]["job_id"].get<uint32_t>());
+    EXPECT_EQ(answer.jobs[i].comment, body["jobs"][i]["comment"].get<std::string>());
+    EXPECT_NE(answer.jobs[i].state.base, BaseState::kUnknown);
   }
+  EXPECT_EQ(answer.last_update, body["last_update"]["number"].get<uint64_t>());
 }
 
 TEST_P(DialectTest, AWrongTypeNamesTheJsonPath) {
-  nlohmann::json entry = Load("job_running")["jobs"][0];
-  entry["job_state"] = "RUNNING";  // a string where an array belongs
-  Result<JobInfo> job = DecodeJobInfo(dialect(), entry);
-  ASSERT_FALSE(job);
-  EXPECT_EQ(job.error().where, "jobs[].job_state");
+  nlohmann::json body = Load("job_running");
+  body["jobs"][0]["job_state"] = "RUNNING";  // a string where an array belongs
+  std::string text = body.dump();
+  Result<JobListAnswer> answer = DecodeJobList(dialect(), text);
+  ASSERT_FALSE(answer);
+  EXPECT_EQ(answer.error().where, "jobs[0].job_state");
+  std::string not_json = "{\"jobs\": [";
+  EXPECT_FALSE(DecodeJobList(dialect(), not_json));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllVersions, DialectTest,

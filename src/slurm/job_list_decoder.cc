@@ -1,0 +1,241 @@
+#include "slurm/job_list_decoder.h"
+
+#include <simdjson.h>
+
+namespace slurmfleet::slurm {
+namespace {
+
+using simdjson::ondemand::array;
+using simdjson::ondemand::json_type;
+using simdjson::ondemand::object;
+using simdjson::ondemand::value;
+
+// A wrong shape at `path`: thrown inside the decoder only, caught at its boundary.
+struct ShapeError {
+  std::string path;
+  std::string expected;
+};
+
+std::string String(value v, const std::string& path) {
+  std::string_view out;
+  if (v.get_string().get(out)) throw ShapeError{path, "a string"};
+  return std::string(out);
+}
+
+std::vector<std::string> Strings(value v, const std::string& path) {
+  array items;
+  if (v.get_array().get(items)) throw ShapeError{path, "an array of strings"};
+  std::vector<std::string> out;
+  for (auto item : items) {
+    std::string_view s;
+    if (item.get_string().get(s)) throw ShapeError{path, "an array of strings"};
+    out.emplace_back(s);
+  }
+  return out;
+}
+
+// Slurm's {"set", "infinite", "number"} structs, or a plain number; nullopt when unset/infinite.
+std::optional<int64_t> NoVal(value v, const std::string& path) {
+  json_type type;
+  if (v.type().get(type)) throw ShapeError{path, "a number"};
+  if (type == json_type::number) {
+    int64_t n = 0;
+    if (v.get_int64().get(n)) throw ShapeError{path, "an integer"};
+    return n;
+  }
+  object o;
+  if (v.get_object().get(o)) throw ShapeError{path, "a number or a {set, infinite, number} object"};
+  bool set = false, infinite = false;
+  std::optional<int64_t> number;
+  for (auto field : o) {
+    std::string_view key;
+    if (field.unescaped_key().get(key)) throw ShapeError{path, "an object"};
+    if (key == "set") {
+      if (field.value().get_bool().get(set)) throw ShapeError{path + ".set", "true or false"};
+    } else if (key == "infinite") {
+      if (field.value().get_bool().get(infinite)) throw ShapeError{path + ".infinite", "true or false"};
+    } else if (key == "number") {
+      double d = 0;
+      int64_t n = 0;
+      if (!field.value().get_int64().get(n)) {
+        number = n;
+      } else if (!field.value().get_double().get(d)) {
+        number = static_cast<int64_t>(d);
+      } else {
+        throw ShapeError{path + ".number", "a number"};
+      }
+    }
+  }
+  if (!set || infinite) return std::nullopt;
+  return number;
+}
+
+std::optional<Seconds> Time(value v, const std::string& path) {
+  std::optional<int64_t> n = NoVal(v, path);
+  if (!n || *n <= 0) return std::nullopt;
+  return Seconds(std::chrono::seconds(*n));
+}
+
+ExitCode DecodeExitCode(value v, const std::string& path) {
+  object o;
+  if (v.get_object().get(o)) throw ShapeError{path, "an object"};
+  ExitCode e;
+  for (auto field : o) {
+    std::string_view key;
+    if (field.unescaped_key().get(key)) throw ShapeError{path, "an object"};
+    if (key == "status") {
+      e.status = Strings(field.value(), path + ".status");
+    } else if (key == "return_code") {
+      if (auto n = NoVal(field.value(), path + ".return_code")) e.return_code = static_cast<int32_t>(*n);
+    } else if (key == "signal") {
+      object sig;
+      if (field.value().get_object().get(sig)) throw ShapeError{path + ".signal", "an object"};
+      for (auto s : sig) {
+        std::string_view k;
+        if (s.unescaped_key().get(k)) throw ShapeError{path + ".signal", "an object"};
+        if (k == "id") {
+          if (auto n = NoVal(s.value(), path + ".signal.id")) e.signal = static_cast<int32_t>(*n);
+        } else if (k == "name") {
+          e.signal_name = String(s.value(), path + ".signal.name");
+        }
+      }
+    }
+  }
+  return e;
+}
+
+JobInfo DecodeJob(const Dialect& dialect, value v, const std::string& path) {
+  object o;
+  if (v.get_object().get(o)) throw ShapeError{path, "an object"};
+  JobInfo j;
+  std::string stdout_expanded, standard_output;
+  for (auto field : o) {
+    std::string_view key;
+    if (field.unescaped_key().get(key)) throw ShapeError{path, "an object"};
+    const std::string at = path + "." + std::string(key);
+    if (key == "job_id") {
+      uint64_t id = 0;
+      if (field.value().get_uint64().get(id) || id > UINT32_MAX) throw ShapeError{at, "a job id"};
+      j.job_id = static_cast<uint32_t>(id);
+    } else if (key == "name") {
+      j.name = String(field.value(), at);
+    } else if (key == "user_name") {
+      j.user_name = String(field.value(), at);
+    } else if (key == "account") {
+      j.account = String(field.value(), at);
+    } else if (key == "partition") {
+      j.partition = String(field.value(), at);
+    } else if (key == "comment") {
+      j.comment = String(field.value(), at);
+    } else if (key == "job_state") {
+      j.state = ParseJobState(Strings(field.value(), at));
+    } else if (key == "state_reason") {
+      j.state_reason = String(field.value(), at);
+    } else if (key == "state_description") {
+      j.state_description = String(field.value(), at);
+    } else if (key == "nodes") {
+      j.nodes = String(field.value(), at);
+    } else if (key == "exit_code") {
+      j.exit_code = DecodeExitCode(field.value(), at);
+    } else if (key == "submit_time") {
+      j.submit_time = Time(field.value(), at);
+    } else if (key == "start_time") {
+      j.start_time = Time(field.value(), at);
+    } else if (key == "end_time") {
+      j.end_time = Time(field.value(), at);
+    } else if (key == "time_limit") {
+      if (auto n = NoVal(field.value(), at)) j.time_limit_minutes = static_cast<uint32_t>(*n);
+    } else if (key == "current_working_directory") {
+      j.current_working_directory = String(field.value(), at);
+    } else if (key == "standard_output") {
+      standard_output = String(field.value(), at);
+    } else if (key == "stdout_expanded" && dialect.has_stdout_expanded) {
+      stdout_expanded = String(field.value(), at);
+    } else if (key == "het_job_id") {
+      if (auto n = NoVal(field.value(), at); n && *n != 0) j.het_job_id = static_cast<uint32_t>(*n);
+    } else if (key == "het_job_offset") {
+      if (auto n = NoVal(field.value(), at)) j.het_job_offset = static_cast<uint32_t>(*n);
+    } else if (key == "step_id" && dialect.has_sluid) {
+      object step;
+      if (field.value().get_object().get(step)) throw ShapeError{at, "an object"};
+      for (auto s : step) {
+        std::string_view k;
+        if (s.unescaped_key().get(k)) throw ShapeError{at, "an object"};
+        if (k == "sluid") j.sluid = String(s.value(), at + ".sluid");
+      }
+    }
+  }
+  j.standard_output = stdout_expanded.empty() ? standard_output : stdout_expanded;
+  if (!j.het_job_id) j.het_job_offset.reset();
+  return j;
+}
+
+std::vector<SlurmMessage> Messages(value v, const std::string& path) {
+  array items;
+  if (v.get_array().get(items)) throw ShapeError{path, "an array"};
+  std::vector<SlurmMessage> out;
+  for (auto item : items) {
+    object o;
+    if (item.get_object().get(o)) throw ShapeError{path, "an array of objects"};
+    SlurmMessage m;
+    for (auto field : o) {
+      std::string_view key;
+      if (field.unescaped_key().get(key)) throw ShapeError{path, "an object"};
+      if (key == "error_number") {
+        int64_t n = 0;
+        if (!field.value().get_int64().get(n)) m.error_number = static_cast<int>(n);
+      } else if (key == "error") {
+        m.error = String(field.value(), path + ".error");
+      } else if (key == "description") {
+        m.description = String(field.value(), path + ".description");
+      } else if (key == "source") {
+        m.source = String(field.value(), path + ".source");
+      }
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<JobListAnswer> DecodeJobList(const Dialect& dialect, std::string& body) {
+  const size_t size = body.size();
+  body.reserve(size + simdjson::SIMDJSON_PADDING);
+  simdjson::ondemand::parser parser;
+  simdjson::ondemand::document doc;
+  if (auto error = parser.iterate(simdjson::padded_string_view(body.data(), size, body.capacity())).get(doc)) {
+    return Fail(Code::kInternal, std::string("not JSON: ") + simdjson::error_message(error), "");
+  }
+  JobListAnswer answer;
+  try {
+    object top;
+    if (doc.get_object().get(top)) throw ShapeError{"", "a JSON object"};
+    for (auto field : top) {
+      std::string_view key;
+      if (field.unescaped_key().get(key)) throw ShapeError{"", "a JSON object"};
+      if (key == "jobs") {
+        array jobs;
+        if (field.value().get_array().get(jobs)) throw ShapeError{"jobs", "an array"};
+        size_t i = 0;
+        for (auto job : jobs) {
+          value v;
+          if (job.get(v)) throw ShapeError{"jobs[" + std::to_string(i) + "]", "a job"};
+          answer.jobs.push_back(DecodeJob(dialect, v, "jobs[" + std::to_string(i) + "]"));
+          ++i;
+        }
+      } else if (key == "last_update") {
+        if (auto n = NoVal(field.value(), "last_update"); n && *n > 0) answer.last_update = static_cast<uint64_t>(*n);
+      } else if (key == "errors") {
+        answer.errors = Messages(field.value(), "errors");
+      } else if (key == "warnings") {
+        answer.warnings = Messages(field.value(), "warnings");
+      }
+    }
+  } catch (const ShapeError& e) {
+    return Fail(Code::kInternal, "expected " + e.expected, e.path);
+  }
+  return answer;
+}
+
+}  // namespace slurmfleet::slurm
