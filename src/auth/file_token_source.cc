@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "auth/jwt.h"
+#include "base/unique_fd.h"
 
 namespace slurmfleet::auth {
 namespace {
@@ -27,24 +28,6 @@ std::string_view Trim(std::string_view text) {
   return text.substr(begin, end - begin + 1);
 }
 
-std::string ErrnoText(int error) {
-  return std::error_code(error, std::generic_category()).message();
-}
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 }  // namespace
 
 FileTokenSource::FileTokenSource(std::filesystem::path path, const Clock& clock, WarnFn warn)
@@ -57,7 +40,7 @@ FileTokenSource::Stamp FileTokenSource::StampOf(const struct stat& st) {
 
 Result<FileTokenSource::Cached> FileTokenSource::Load() const {
   const std::string where = "token file " + path_.string();
-  Fd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+  UniqueFd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {
     int error = errno;
     if (error == ENOENT) {

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "auth/jwt.h"
+#include "base/unique_fd.h"
 
 namespace slurmfleet::auth {
 namespace {
@@ -18,10 +19,6 @@ namespace {
 constexpr size_t kMaxKeySize = 1 << 20;
 
 constexpr std::chrono::seconds kMinRenewBefore{30};
-
-std::string ErrnoText(int error) {
-  return std::error_code(error, std::generic_category()).message();
-}
 
 }  // namespace
 

@@ -209,7 +209,9 @@ void Engine::LightTrack(PassStats& stats) {
     if (s.job_id) ids.push_back(*s.job_id);
   }
   if (ids.empty()) return;
-  Result<std::vector<slurm::JobStateEntry>> states = slurm_.JobStates(ids);
+  // slurmctld refuses a long id list; past a few hundred, every job's state is the cheaper ask
+  Result<std::vector<slurm::JobStateEntry>> states =
+      ids.size() > options_.max_ids_per_state_query ? slurm_.AllJobStates() : slurm_.JobStates(ids);
   if (!states) {
     stats.slurm_error = states.error();
     return;

@@ -47,6 +47,9 @@ struct EngineOptions {
   // cluster); the full job list (needed for details, tags and garbage collection) is taken when a
   // state changed, a submit outcome is unknown, or at least this often.
   std::chrono::seconds full_list_interval{30};
+  // Up to this many jobs, jobs/state names them; past it (slurmctld refuses long id lists with
+  // "Insane message length"), it asks for every job's state.
+  size_t max_ids_per_state_query = 256;
   // ... and this often while a job is pending, whose reason may say it can never start.
   std::chrono::seconds pending_full_list_interval{5};
   size_t max_submits_per_pass = 256;

@@ -1,4 +1,5 @@
 #include "server/api_tokens.h"
+#include "base/unique_fd.h"
 
 #include <fcntl.h>
 #include <openssl/crypto.h>
@@ -20,24 +21,6 @@ constexpr size_t kMaxFileSize = 1 << 20;
 constexpr size_t kMinTokenLength = 16;
 constexpr std::string_view kBlank = " \t\r";
 constexpr std::string_view kFormat = "expected `<scope> <name> <token>`";
-
-std::string ErrnoText(int error) {
-  return std::error_code(error, std::generic_category()).message();
-}
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 std::array<uint8_t, 32> Sha256(std::string_view data) {
   std::array<uint8_t, 32> digest{};
@@ -144,7 +127,7 @@ std::optional<Principal> ApiTokens::Authorize(std::string_view bearer) const {
 
 Result<std::shared_ptr<const ApiTokens::Table>> ApiTokens::Read(const std::filesystem::path& path) {
   const std::string file = path.string();
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {
     int error = errno;
     if (error == ENOENT) {

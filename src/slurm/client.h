@@ -45,8 +45,11 @@ class Client {
   // Pass the previous snapshot's last_update back as `since` (nullopt: everything).
   virtual Result<JobsSnapshot> JobsChangedSince(std::optional<Seconds> since) = 0;
 
-  // The states of the given jobs, in one HTTP request. Unknown ids are simply absent.
+  // The states of the given jobs, in one HTTP request. Unknown ids are simply absent. Keep `ids`
+  // to a few hundred: slurmctld refuses a long list ("Insane message length").
   virtual Result<std::vector<JobStateEntry>> JobStates(const std::vector<uint32_t>& ids) = 0;
+  // The states of every job slurmctld knows, in one HTTP request (about 60 bytes per job).
+  virtual Result<std::vector<JobStateEntry>> AllJobStates() = 0;
 
   // Jobs whose name starts with `prefix` (all jobs for an empty prefix).
   virtual Result<std::vector<JobInfo>> ListJobs(std::string_view name_prefix) = 0;

@@ -55,6 +55,9 @@ Result<JobsSnapshot> LazyClient::JobsChangedSince(std::optional<Seconds> since) 
 Result<std::vector<JobStateEntry>> LazyClient::JobStates(const std::vector<uint32_t>& ids) {
   return OnConnected(*this, [&](RestClient& c) { return c.JobStates(ids); });
 }
+Result<std::vector<JobStateEntry>> LazyClient::AllJobStates() {
+  return OnConnected(*this, [](RestClient& c) { return c.AllJobStates(); });
+}
 Result<std::vector<JobInfo>> LazyClient::ListJobs(std::string_view prefix) {
   return OnConnected(*this, [&](RestClient& c) { return c.ListJobs(prefix); });
 }

@@ -25,6 +25,7 @@ class LazyClient final : public Client {
   Result<std::vector<JobInfo>> GetJob(const JobRef& job) override;
   Result<JobsSnapshot> JobsChangedSince(std::optional<Seconds> since) override;
   Result<std::vector<JobStateEntry>> JobStates(const std::vector<uint32_t>& ids) override;
+  Result<std::vector<JobStateEntry>> AllJobStates() override;
   Result<std::vector<JobInfo>> ListJobs(std::string_view name_prefix) override;
   Status Cancel(const JobRef& job, std::string_view signal = {}) override;
 

@@ -284,6 +284,13 @@ Result<std::vector<JobStateEntry>> RestClient::JobStates(const std::vector<uint3
     path += i ? "&job_id=" : "?job_id=";
     path += std::to_string(ids[i]);
   }
+  return GetStates(path);
+}
+
+Result<std::vector<JobStateEntry>> RestClient::AllJobStates() { return GetStates(dialect_->Path("/jobs/state/")); }
+
+Result<std::vector<JobStateEntry>> RestClient::GetStates(const std::string& path) {
+  std::vector<JobStateEntry> out;
   Result<nlohmann::json> body = Call("GET", path, "", Idempotent::kYes);
   if (!body) return std::unexpected(body.error());
   const std::string where = "GET " + dialect_->Path("/jobs/state/");

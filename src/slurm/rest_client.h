@@ -54,6 +54,7 @@ class RestClient final : public Client {
   Result<std::vector<JobInfo>> GetJob(const JobRef& job) override;
   Result<JobsSnapshot> JobsChangedSince(std::optional<Seconds> since) override;
   Result<std::vector<JobStateEntry>> JobStates(const std::vector<uint32_t>& ids) override;
+  Result<std::vector<JobStateEntry>> AllJobStates() override;
   Result<std::vector<JobInfo>> ListJobs(std::string_view name_prefix) override;
   Status Cancel(const JobRef& job, std::string_view signal = {}) override;
 
@@ -76,6 +77,7 @@ class RestClient final : public Client {
   Result<HttpResponse> SendOnce(const std::string& method, const std::string& path,
                                 const std::string& body);
   Result<SubmitReceipt> PostSubmit(const nlohmann::json& body);
+  Result<std::vector<JobStateEntry>> GetStates(const std::string& path);
 
   Transport& transport_;
   auth::TokenSource& tokens_;

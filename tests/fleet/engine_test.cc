@@ -320,6 +320,16 @@ TEST_F(EngineTest, SteadyPassesAskOnlyForStatesAndAChangeBringsTheFullList) {
   EXPECT_TRUE(engine_->Tick().full_list);  // and at least every full_list_interval
 }
 
+TEST_F(EngineTest, ManyTrackedJobsAskForEveryJobsStateInsteadOfALongIdList) {
+  for (int i = 0; i < 300; ++i) Add("many-" + std::to_string(i));
+  Settle();
+  int all_before = slurm_.all_state_calls;
+  PassStats s = engine_->Tick();
+  EXPECT_FALSE(s.full_list);
+  EXPECT_EQ(s.tracking_requests, 1);
+  EXPECT_EQ(slurm_.all_state_calls, all_before + 1);
+}
+
 TEST_F(EngineTest, SameKeySameRequestIsIdempotentAnotherRequestConflicts) {
   auto a = engine_->AddIntent("dup", "job", "t", Request("x"));
   ASSERT_TRUE(a);

@@ -83,6 +83,12 @@ class FakeSlurmClient final : public slurm::Client {
     }
     return out;
   }
+  Result<std::vector<slurm::JobStateEntry>> AllJobStates() override {
+    std::vector<uint32_t> ids;
+    for (const auto& [id, j] : jobs_) ids.push_back(id);
+    ++all_state_calls;
+    return JobStates(ids);
+  }
   Result<std::vector<slurm::JobInfo>> ListJobs(std::string_view) override { return {}; }
 
   Status Cancel(const slurm::JobRef& ref, std::string_view) override {
@@ -131,7 +137,7 @@ class FakeSlurmClient final : public slurm::Client {
   int unavailable_submits = 0;
   int unavailable_lists = 0;
   int reject_submits = 0;
-  int submit_calls = 0, list_calls = 0, state_calls = 0, cancel_calls = 0;
+  int submit_calls = 0, list_calls = 0, state_calls = 0, all_state_calls = 0, cancel_calls = 0;
 
  private:
   std::string user_;

@@ -141,6 +141,15 @@ TEST_P(RestClientTest, JobStatesOfManyJobsInOneRequest) {
   EXPECT_EQ(transport_.log().size(), 1u);
 }
 
+TEST_P(RestClientTest, AllJobStatesIsOneUnfilteredRequest) {
+  transport_.On("GET " + P("/jobs/state/"), Recorded(v(), "jobs_state"));
+  Result<std::vector<JobStateEntry>> r = Make()->AllJobStates();
+  ASSERT_TRUE(r) << r.error().ToString();
+  EXPECT_EQ(r->size(), 1u);
+  ASSERT_EQ(transport_.log().size(), 1u);
+  EXPECT_EQ(transport_.log().back().path, P("/jobs/state/"));
+}
+
 TEST_P(RestClientTest, DecodesEveryJobOfARecordedFullList) {
   transport_.On("GET " + P("/jobs/"), Recorded(v(), "jobs"));
   Result<JobsSnapshot> snapshot = Make()->JobsChangedSince(std::nullopt);
