@@ -1,5 +1,7 @@
 #include "fleet/engine.h"
 
+#include <malloc.h>
+
 #include <random>
 #include <thread>
 
@@ -190,6 +192,10 @@ PassStats Engine::Tick() {
       cursor_ = snapshot->last_update;
       details_wanted_ = false;
       Track(stats, *snapshot, poll_started);
+      snapshot = Fail(Code::kInternal, "released");
+      // the answer was tens of MB on a busy cluster and the next one is seconds away: give the
+      // memory back instead of keeping it as the process's high-water mark
+      malloc_trim(0);
     } else {
       stats.slurm_error = snapshot.error();
     }
@@ -245,6 +251,13 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
   if (have_full_list_) full_list_at_ = poll_started;
 
   const int64_t now = Now();
+  // Every change of this pass is written in one transaction: after a full list, thousands of
+  // jobs may have changed at once.
+  std::vector<std::pair<store::Submission*, std::optional<store::Event>>> changes;
+  auto record = [&changes](store::Submission& sub, const std::string& type, const std::string& message) {
+    changes.emplace_back(&sub, store::Event{0, sub.key, 0, type, message});
+  };
+  std::vector<std::pair<store::Submission*, slurm::JobRef>> stuck;  // failed fast: cancel after saving
   for (auto& [key, s] : active_) {
     if (s.phase == Phase::kSubmitting) {
       auto found = tagged_.find(key);
@@ -259,12 +272,12 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
         s.slurm_state = slurm::JobStateString(job.state);
         s.state_reason = job.state_reason;
         ++stats.adopted;
-        Save(s, "adopted", "found job " + std::to_string(job.job_id) + " by its tag after an unknown submit outcome: " +
+        record(s, "adopted", "found job " + std::to_string(job.job_id) + " by its tag after an unknown submit outcome: " +
                                StateText(job));
       } else if (have_full_list_ &&
                  full_list_at_ > s.submit_sent_at + static_cast<int64_t>(options_.absence_margin.count())) {
         s.phase = Phase::kIntent;
-        Save(s, "absent", "no job carries this submission's tag " + std::to_string(full_list_at_ - s.submit_sent_at) +
+        record(s, "absent", "no job carries this submission's tag " + std::to_string(full_list_at_ - s.submit_sent_at) +
                               " s after the POST: it never reached Slurm; submitting again");
       }
       continue;
@@ -287,13 +300,9 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
         s.sluid = job.sluid.empty() ? s.sluid : job.sluid;
         if (!d.failure.empty()) s.failure = d.failure;
         ++stats.state_changes;
-        Save(s, EventTypeFor(s.phase),
+        record(s, EventTypeFor(s.phase),
              "job " + std::to_string(job.job_id) + " " + StateText(job) + (d.failure.empty() ? "" : ": " + d.failure));
-        if (fail_fast) {
-          // the job would wait forever: take it out of the queue
-          Status cancelled = slurm_.Cancel({job.job_id, job.sluid});
-          if (!cancelled) Save(s, "warn", "could not cancel the stuck job: " + cancelled.error().ToString());
-        }
+        if (fail_fast) stuck.emplace_back(&s, slurm::JobRef{job.job_id, job.sluid});
         continue;
       }
     }
@@ -304,9 +313,18 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
         s.failure = "job " + std::to_string(*s.job_id) + " vanished from Slurm without a final state (last seen " +
                     std::to_string(now - seen) + " s ago as " + s.slurm_state + ")";
         ++stats.state_changes;
-        Save(s, "lost", s.failure);
+        record(s, "lost", s.failure);
       }
     }
+  }
+  if (!changes.empty() && !store_.UpdateMany(changes)) {
+    // a cancel request raced us: write one by one, merging theirs
+    for (auto& [sub, event] : changes) Save(*sub, event->type, event->message);
+  }
+  for (auto& [sub, job] : stuck) {
+    // the job would wait forever: take it out of the queue
+    Status cancelled = slurm_.Cancel(job);
+    if (!cancelled) Save(*sub, "warn", "could not cancel the stuck job: " + cancelled.error().ToString());
   }
 }
 

@@ -303,7 +303,19 @@ Result<std::vector<JobStateEntry>> RestClient::GetStates(const std::string& path
   for (const nlohmann::json& entry : *list) {
     JsonFields f(entry, "jobs[]");
     JobStateEntry e;
-    e.job_id = f.UInt32("job_id");
+    // job_id is a string here: "7", "7+1" for a heterogeneous job's component, "7_3" for an
+    // array task. A het job is tracked by its leader ("+0"); other components and array tasks
+    // are not jobs we submit.
+    if (const auto id = entry.find("job_id"); id != entry.end() && id->is_string()) {
+      const std::string& text = id->get_ref<const std::string&>();
+      size_t digits = text.find_first_not_of("0123456789");
+      std::string suffix = digits == std::string::npos ? "" : text.substr(digits);
+      if (!suffix.empty() && suffix != "+0") continue;
+      nlohmann::json leader = {{"job_id", text.substr(0, digits)}};
+      e.job_id = JsonFields(leader, "jobs[]").UInt32("job_id");
+    } else {
+      e.job_id = f.UInt32("job_id");
+    }
     e.state = ParseJobState(f.StringArray("state"));
     if (!f.ok()) return Fail(Code::kInternal, f.error().message, where + " " + f.error().where);
     out.push_back(std::move(e));

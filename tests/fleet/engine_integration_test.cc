@@ -166,7 +166,7 @@ TEST_F(EngineIntegrationTest, TrackingFiveHundredJobsIsOneRequestPerPass) {
   proxy_->ResetCounts();
   for (int pass = 0; pass < 5; ++pass) {
     PassStats stats = engine_->Tick();
-    EXPECT_EQ(stats.tracking_requests, 1);
+    EXPECT_EQ(stats.tracking_requests, 1) << (stats.slurm_error ? stats.slurm_error->ToString() : "no error");
     std::this_thread::sleep_for(1100ms);  // let last_update move on, so every pass can see changes
   }
   EXPECT_EQ(proxy_->TotalRequests(), 5);

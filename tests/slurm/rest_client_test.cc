@@ -150,6 +150,19 @@ TEST_P(RestClientTest, AllJobStatesIsOneUnfilteredRequest) {
   EXPECT_EQ(transport_.log().back().path, P("/jobs/state/"));
 }
 
+TEST_P(RestClientTest, JobStatesTrackHetLeadersAndSkipOtherComponentsAndArrayTasks) {
+  transport_.On("GET " + P("/jobs/state/"),
+                HttpResponse{200, R"({"jobs":[{"job_id":"7","state":["RUNNING"]},{"job_id":"8+0","state":["PENDING"]},
+                                     {"job_id":"8+1","state":["PENDING"]},{"job_id":"9_3","state":["RUNNING"]}],
+                                     "errors":[],"warnings":[]})", "application/json"});
+  Result<std::vector<JobStateEntry>> r = Make()->AllJobStates();
+  ASSERT_TRUE(r) << r.error().ToString();
+  ASSERT_EQ(r->size(), 2u);
+  EXPECT_EQ((*r)[0].job_id, 7u);
+  EXPECT_EQ((*r)[1].job_id, 8u);
+  EXPECT_EQ((*r)[1].state.base, BaseState::kPending);
+}
+
 TEST_P(RestClientTest, DecodesEveryJobOfARecordedFullList) {
   transport_.On("GET " + P("/jobs/"), Recorded(v(), "jobs"));
   Result<JobsSnapshot> snapshot = Make()->JobsChangedSince(std::nullopt);
