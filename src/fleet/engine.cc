@@ -164,9 +164,9 @@ void Engine::Save(store::Submission& s, const std::string& type, const std::stri
 bool Engine::NeedFullList(int64_t now) const {
   if (!have_full_list_) return true;
   // A full list costs slurmrestd time in proportion to every job it knows (seconds at 10,000
-  // jobs): never ask for one more often than ten times what the last one took.
+  // jobs): at most one per second per thousand jobs in the last one.
   const int64_t since = now - full_list_at_;
-  if (since < 10 * last_full_list_seconds_) return false;
+  if (since < static_cast<int64_t>(last_full_list_jobs_ / 1000)) return false;
   if (details_wanted_) return true;
   if (since >= static_cast<int64_t>(options_.full_list_interval.count())) return true;
   const bool pending_due = since >= static_cast<int64_t>(options_.pending_full_list_interval.count());
@@ -182,10 +182,8 @@ PassStats Engine::Tick() {
   TakeInbox();
   const int64_t poll_started = Now();
   if (NeedFullList(poll_started)) {
-    const auto asked = clock_.Monotonic();
     Result<slurm::JobsSnapshot> snapshot = slurm_.JobsChangedSince(cursor_);
-    last_full_list_seconds_ =
-        std::chrono::duration_cast<std::chrono::seconds>(clock_.Monotonic() - asked).count();
+    if (snapshot && snapshot->changed) last_full_list_jobs_ = snapshot->jobs.size();
     if (snapshot) {
       stats.tracking_requests = 1;
       stats.full_list = true;

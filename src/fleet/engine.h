@@ -126,7 +126,7 @@ class Engine {
   int64_t full_list_at_ = 0;
   bool have_full_list_ = false;
   bool details_wanted_ = false;  // jobs/state saw a change: take the full list next pass
-  int64_t last_full_list_seconds_ = 0;  // how long the last full list took to arrive
+  size_t last_full_list_jobs_ = 0;  // how many jobs the last full list held
   std::map<std::string, int64_t> cancel_sent_at_;  // by key: no second cancel while Slurm catches up
 
   // Keys added or changed by other threads, picked up at the start of a pass.
