@@ -51,17 +51,31 @@ Result<std::unique_ptr<RestClient>> RestClient::Connect(Transport& transport,
   }
   // Ask each version's ping, newest first. A version that is not served answers 404; any other
   // answer (200, even a 511 for a bad token) means the server speaks it.
+  // Slurm 24.11 authenticates before it routes (401 for every path without a token), so ask
+  // with the token when there is one.
   std::vector<std::string> offered;
   const Dialect* chosen = nullptr;
+  Result<auth::Token> token = tokens.Get();
+  bool auth_refused = false;
   for (const Dialect& d : AllDialects()) {
-    Result<HttpResponse> r = transport.Send({"GET", d.Path("/ping/"), "", Secret()});
+    Result<HttpResponse> r = transport.Send({"GET", d.Path("/ping/"), "", token ? token->jwt : Secret()});
     if (!r) {
       if (r.error().code == Code::kUnknownOutcome) r.error().code = Code::kUnavailable;
       return std::unexpected(r.error());
     }
     if (r->status == 404) continue;
+    if (r->status == 401) {
+      auth_refused = true;
+      continue;
+    }
     offered.emplace_back(d.version);
     if (!chosen) chosen = &d;
+  }
+  if (!chosen && auth_refused) {
+    if (!token) return std::unexpected(token.error());
+    return Fail(Code::kAuth,
+                "slurmrestd refused the token before saying which API versions it serves; refresh the token",
+                "GET /slurm/*/ping");
   }
   if (!chosen) {
     return Fail(Code::kNotFound,

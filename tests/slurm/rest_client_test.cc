@@ -302,6 +302,27 @@ TEST(RestClientConnectTest, AutoTakesTheNewestVersionThatAnswers) {
   EXPECT_EQ((*c)->offered_versions(), (std::vector<std::string>{"v0.0.43", "v0.0.42"}));
 }
 
+TEST(RestClientConnectTest, AutoAsksWithTheTokenBecauseSlurm2411AuthenticatesFirst) {
+  FakeTransport t;
+  FakeTokenSource tokens;
+  // 24.11: 401 for any path without a token; with one, 404 for versions it does not serve
+  t.On("GET /slurm/v0.0.45/ping/", HttpResponse{404, "Unable find requested URL", "text/plain"});
+  t.On("GET /slurm/v0.0.42/ping/", Recorded("v0.0.42", "ping"));
+  auto c = RestClient::Connect(t, tokens, {});
+  ASSERT_TRUE(c) << c.error().ToString();
+  EXPECT_EQ((*c)->api_version(), "v0.0.42");
+  for (const HttpRequest& r : t.log()) EXPECT_FALSE(r.token.empty()) << r.path;
+}
+
+TEST(RestClientConnectTest, AutoWithEveryVersionRefusingTheTokenIsAnAuthError) {
+  FakeTransport t;
+  FakeTokenSource tokens;
+  t.On("GET /slurm/", HttpResponse{401, "Authentication failure", "text/plain"});
+  auto c = RestClient::Connect(t, tokens, {});
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().code, Code::kAuth);
+}
+
 TEST(RestClientConnectTest, AutoNeverPrefersTheDeprecatedVersion) {
   FakeTransport t;
   FakeTokenSource tokens;
