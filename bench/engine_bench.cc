@@ -5,6 +5,7 @@
 //
 //   engine_bench [--jobs N] [--passes P] [--raw-threads T] [--keep]
 // Needs SLURMRESTD_URL and SLURM_JWT_KEY (eval "$(testbed/testbed.sh env)"). Not a test.
+#include <fmt/format.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -16,8 +17,6 @@
 #include <iostream>
 #include <random>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "auth/minting_token_source.h"
 #include "fleet/engine.h"
@@ -73,22 +72,29 @@ int main(int argc, char** argv) {
   bool keep = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--jobs" && i + 1 < argc) jobs = std::atoi(argv[++i]);
-    else if (a == "--passes" && i + 1 < argc) passes = std::atoi(argv[++i]);
-    else if (a == "--raw-threads" && i + 1 < argc) raw_threads = std::atoi(argv[++i]);
-    else if (a == "--keep") keep = true;
-    else return Die("usage: engine_bench [--jobs N] [--passes P] [--raw-threads T] [--keep]");
+    if (a == "--jobs" && i + 1 < argc)
+      jobs = std::atoi(argv[++i]);
+    else if (a == "--passes" && i + 1 < argc)
+      passes = std::atoi(argv[++i]);
+    else if (a == "--raw-threads" && i + 1 < argc)
+      raw_threads = std::atoi(argv[++i]);
+    else if (a == "--keep")
+      keep = true;
+    else
+      return Die("usage: engine_bench [--jobs N] [--passes P] [--raw-threads T] [--keep]");
   }
   const char* url = std::getenv("SLURMRESTD_URL");
   const char* key = std::getenv("SLURM_JWT_KEY");
   const char* user_env = std::getenv("SLURM_USER");
-  if (!url || !key) return Die("set SLURMRESTD_URL and SLURM_JWT_KEY (eval \"$(testbed/testbed.sh env)\")");
+  if (!url || !key)
+    return Die("set SLURMRESTD_URL and SLURM_JWT_KEY (eval \"$(testbed/testbed.sh env)\")");
   std::string user = user_env ? user_env : "ci";
 
   SystemClock clock;
   slurm::TransportOptions t;
   t.base_url = url;
-  t.total_timeout = std::chrono::seconds(300);  // a full list of 10,000 jobs takes slurmrestd a while
+  t.total_timeout =
+      std::chrono::seconds(300);  // a full list of 10,000 jobs takes slurmrestd a while
   auto transport = slurm::CurlTransport::Create(t);
   if (!transport) return Die(transport.error().ToString());
   auth::MintingTokenSource tokens(key, user, clock);
@@ -112,17 +118,20 @@ int main(int argc, char** argv) {
   // 1. submit throughput: the engine (intents recorded, then one pass sends them all) ...
   (*engine)->Tick();  // the first pass takes the full job list; not part of submitting
   for (int i = 0; i < jobs; ++i) {
-    if (auto s = (*engine)->AddIntent("", "job", "bench", Held("bench-" + instance)); !s) return Die(s.error().ToString());
+    if (auto s = (*engine)->AddIntent("", "job", "bench", Held("bench-" + instance)); !s)
+      return Die(s.error().ToString());
   }
   auto t0 = Steady::now();
   fleet::PassStats first = (*engine)->Tick();
   double engine_s = std::chrono::duration<double>(Steady::now() - t0).count();
-  if (first.submitted != jobs) return Die(fmt::format("engine submitted {} of {}", first.submitted, jobs));
+  if (first.submitted != jobs)
+    return Die(fmt::format("engine submitted {} of {}", first.submitted, jobs));
 
   // ... against raw concurrent POSTs of the same body, without any bookkeeping
-  std::string body = slurm::EncodeSubmit(*slurm::FindDialect("v0.0.45"),
-                                         std::vector<slurm::JobRequest>{Held("bench-raw-" + instance)}, false)
-                         .dump();
+  std::string body =
+      slurm::EncodeSubmit(*slurm::FindDialect("v0.0.45"),
+                          std::vector<slurm::JobRequest>{Held("bench-raw-" + instance)}, false)
+          .dump();
   int raw_jobs = std::min(jobs, 1000);
   std::atomic<int> next{0}, failures{0};
   auto token = tokens.Get();
@@ -140,11 +149,12 @@ int main(int argc, char** argv) {
   for (std::thread& p : posters) p.join();
   double raw_s = std::chrono::duration<double>(Steady::now() - t0).count();
   double engine_rate = jobs / engine_s, raw_rate = raw_jobs / raw_s;
-  std::cout << fmt::format("submit: engine {:.0f} jobs/s ({} jobs in one pass: intents marked in one transaction "
-                           "before any POST, {} POSTs in flight, outcomes in one transaction)\n",
-                           engine_rate, jobs, eo.submit_concurrency);
-  std::cout << fmt::format("        raw    {:.0f} jobs/s ({} POSTs over {} threads, {} failed)\n", raw_rate, raw_jobs,
-                           raw_threads, failures.load());
+  std::cout << fmt::format(
+      "submit: engine {:.0f} jobs/s ({} jobs in one pass: intents marked in one transaction "
+      "before any POST, {} POSTs in flight, outcomes in one transaction)\n",
+      engine_rate, jobs, eo.submit_concurrency);
+  std::cout << fmt::format("        raw    {:.0f} jobs/s ({} POSTs over {} threads, {} failed)\n",
+                           raw_rate, raw_jobs, raw_threads, failures.load());
   std::cout << fmt::format("        ratio engine/raw = {:.2f}\n", engine_rate / raw_rate);
 
   // 2. tracking passes over every job, as the engine chooses them: light ones (jobs/state of our
@@ -169,13 +179,15 @@ int main(int argc, char** argv) {
   }
   auto all = (*client)->JobsChangedSince(std::nullopt);
   size_t in_slurm = all ? all->jobs.size() : 0;
-  std::cout << fmt::format("tracking {} jobs ({} jobs in slurmctld), {} passes:\n", jobs, in_slurm, passes);
+  std::cout << fmt::format("tracking {} jobs ({} jobs in slurmctld), {} passes:\n", jobs, in_slurm,
+                           passes);
   std::cout << fmt::format("  requests per pass: {:.2f}\n", double(requests) / passes);
-  std::cout << fmt::format("  light pass (jobs/state): {} passes, {:.2f} ms CPU (median)\n", light_cpu.size(),
-                           Median(light_cpu));
-  std::cout << fmt::format("  full pass (job list)   : {} passes, {:.2f} ms CPU (median)\n", full_cpu.size(),
-                           Median(full_cpu));
-  std::cout << fmt::format("  RSS {:.1f} MiB (this process: engine, store, client)\n", RssKiB() / 1024.0);
+  std::cout << fmt::format("  light pass (jobs/state): {} passes, {:.2f} ms CPU (median)\n",
+                           light_cpu.size(), Median(light_cpu));
+  std::cout << fmt::format("  full pass (job list)   : {} passes, {:.2f} ms CPU (median)\n",
+                           full_cpu.size(), Median(full_cpu));
+  std::cout << fmt::format("  RSS {:.1f} MiB (this process: engine, store, client)\n",
+                           RssKiB() / 1024.0);
 
   if (!keep) {
     // one DELETE with filters cancels every job of this run

@@ -5,16 +5,16 @@
 //   tracking_bench [--jobs N] [--cycles C] [--api-version V] [--keep]
 // Needs SLURMRESTD_URL, SLURM_JWT_KEY (and SLURM_USER) as testbed/testbed.sh env prints them.
 // Not a test: it prints figures and never fails on them.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "auth/minting_token_source.h"
 #include "base/clock.h"
@@ -58,14 +58,21 @@ int main(int argc, char** argv) {
   bool keep = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--jobs" && i + 1 < argc) jobs = std::atoi(argv[++i]);
-    else if (a == "--cycles" && i + 1 < argc) cycles = std::atoi(argv[++i]);
-    else if (a == "--api-version" && i + 1 < argc) version = argv[++i];
-    else if (a == "--keep") keep = true;
-    else return Die("usage: tracking_bench [--jobs N] [--cycles C] [--api-version V] [--keep]");
+    if (a == "--jobs" && i + 1 < argc)
+      jobs = std::atoi(argv[++i]);
+    else if (a == "--cycles" && i + 1 < argc)
+      cycles = std::atoi(argv[++i]);
+    else if (a == "--api-version" && i + 1 < argc)
+      version = argv[++i];
+    else if (a == "--keep")
+      keep = true;
+    else
+      return Die("usage: tracking_bench [--jobs N] [--cycles C] [--api-version V] [--keep]");
   }
-  std::string url = Env("SLURMRESTD_URL"), key = Env("SLURM_JWT_KEY"), user = Env("SLURM_USER", "ci");
-  if (url.empty() || key.empty()) return Die("set SLURMRESTD_URL and SLURM_JWT_KEY (eval \"$(testbed/testbed.sh env)\")");
+  std::string url = Env("SLURMRESTD_URL"), key = Env("SLURM_JWT_KEY"),
+              user = Env("SLURM_USER", "ci");
+  if (url.empty() || key.empty())
+    return Die("set SLURMRESTD_URL and SLURM_JWT_KEY (eval \"$(testbed/testbed.sh env)\")");
 
   SystemClock clock;
   slurm::TransportOptions transport_options;
@@ -105,8 +112,9 @@ int main(int argc, char** argv) {
     }
   });
   ids.resize(jobs);
-  std::cout << fmt::format("slurmrestd {} ({}), {} held jobs ready ({:.0f} ms to submit the missing ones)\n", url,
-                           version, ids.size(), submit_ms);
+  std::cout << fmt::format(
+      "slurmrestd {} ({}), {} held jobs ready ({:.0f} ms to submit the missing ones)\n", url,
+      version, ids.size(), submit_ms);
 
   std::vector<double> batched_ms, state_ms, per_job_ms;
   uint64_t batched_requests = 0, state_requests = 0, per_job_requests = 0;
@@ -135,17 +143,18 @@ int main(int argc, char** argv) {
     per_job_requests += client.requests_sent() - before;
   }
   auto row = [&](const char* what, uint64_t requests, const std::vector<double>& ms) {
-    std::cout << fmt::format("  {:<34} {:>6} requests/cycle {:>10.1f} ms/cycle (median of {})\n", what,
-                             requests / cycles, Median(ms), cycles);
+    std::cout << fmt::format("  {:<34} {:>6} requests/cycle {:>10.1f} ms/cycle (median of {})\n",
+                             what, requests / cycles, Median(ms), cycles);
   };
   std::cout << fmt::format("tracking {} jobs, {} cycles each:\n", ids.size(), cycles);
   row("batched GET /jobs (full job info)", batched_requests, batched_ms);
   row("batched GET /jobs/state?job_id=...", state_requests, state_ms);
   row("one GET /job/{id} per job", per_job_requests, per_job_ms);
-  std::cout << fmt::format("  ratio per-job / batched: {:.0f}x the requests, {:.1f}x the wall time (full info), "
-                           "{:.1f}x (jobs/state)\n",
-                           static_cast<double>(per_job_requests) / std::max<uint64_t>(batched_requests, 1),
-                           Median(per_job_ms) / Median(batched_ms), Median(per_job_ms) / Median(state_ms));
+  std::cout << fmt::format(
+      "  ratio per-job / batched: {:.0f}x the requests, {:.1f}x the wall time (full info), "
+      "{:.1f}x (jobs/state)\n",
+      static_cast<double>(per_job_requests) / std::max<uint64_t>(batched_requests, 1),
+      Median(per_job_ms) / Median(batched_ms), Median(per_job_ms) / Median(state_ms));
 
   // parse throughput of a real body
   auto token = tokens.Get();
@@ -164,9 +173,11 @@ int main(int argc, char** argv) {
     }
   });
   double mb = static_cast<double>(body->body.size()) * reps / (1024.0 * 1024.0);
-  std::cout << fmt::format("parse + decode of a real GET /jobs body ({:.2f} MiB, {} jobs): {:.1f} MiB/s, {:.2f} ms per body\n",
-                           body->body.size() / (1024.0 * 1024.0), decoded / reps, mb / (parse_ms / 1000.0),
-                           parse_ms / reps);
+  std::cout << fmt::format(
+      "parse + decode of a real GET /jobs body ({:.2f} MiB, {} jobs): {:.1f} MiB/s, {:.2f} ms per "
+      "body\n",
+      body->body.size() / (1024.0 * 1024.0), decoded / reps, mb / (parse_ms / 1000.0),
+      parse_ms / reps);
 
   if (!keep) {
     for (uint32_t id : ids) (void)client.Cancel({id, ""});

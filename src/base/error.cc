@@ -4,14 +4,22 @@ namespace slurmfleet {
 
 std::string_view CodeName(Code code) {
   switch (code) {
-    case Code::kInvalidInput: return "invalid input";
-    case Code::kRejected: return "rejected";
-    case Code::kAuth: return "authentication";
-    case Code::kUnavailable: return "unavailable";
-    case Code::kUnknownOutcome: return "unknown outcome";
-    case Code::kNotFound: return "not found";
-    case Code::kConflict: return "conflict";
-    case Code::kInternal: return "internal";
+    case Code::kInvalidInput:
+      return "invalid input";
+    case Code::kRejected:
+      return "rejected";
+    case Code::kAuth:
+      return "authentication";
+    case Code::kUnavailable:
+      return "unavailable";
+    case Code::kUnknownOutcome:
+      return "unknown outcome";
+    case Code::kNotFound:
+      return "not found";
+    case Code::kConflict:
+      return "conflict";
+    case Code::kInternal:
+      return "internal";
   }
   return "internal";
 }

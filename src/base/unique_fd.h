@@ -23,6 +23,8 @@ class UniqueFd {
   int fd_;
 };
 
-inline std::string ErrnoText(int error) { return std::error_code(error, std::generic_category()).message(); }
+inline std::string ErrnoText(int error) {
+  return std::error_code(error, std::generic_category()).message();
+}
 
 }  // namespace slurmfleet

@@ -4,10 +4,9 @@
 // SLURMFLEET_TOKEN_FILE, SLURMFLEET_JWT_KEY + SLURMFLEET_USER, SLURM_JWT.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <memory>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 #include "auth/token_source.h"
 #include "base/clock.h"

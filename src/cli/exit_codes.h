@@ -15,11 +15,15 @@ inline constexpr int kExitUnreachable = 5;  // slurmrestd (or Jenkins) did not a
 // The exit code for an error, by what the user must do about it.
 inline int ExitCodeFor(const Error& error) {
   switch (error.code) {
-    case Code::kInvalidInput: return kExitConfig;
-    case Code::kAuth: return kExitAuth;
+    case Code::kInvalidInput:
+      return kExitConfig;
+    case Code::kAuth:
+      return kExitAuth;
     case Code::kUnavailable:
-    case Code::kUnknownOutcome: return kExitUnreachable;
-    default: return kExitFailure;
+    case Code::kUnknownOutcome:
+      return kExitUnreachable;
+    default:
+      return kExitFailure;
   }
 }
 

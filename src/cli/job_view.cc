@@ -29,13 +29,15 @@ nlohmann::json JobToJson(const slurm::JobInfo& j) {
       {"nodes", j.nodes},
       {"exit_code",
        {{"status", j.exit_code.status},
-        {"return_code", j.exit_code.return_code ? nlohmann::json(*j.exit_code.return_code) : nullptr},
+        {"return_code",
+         j.exit_code.return_code ? nlohmann::json(*j.exit_code.return_code) : nullptr},
         {"signal", j.exit_code.signal ? nlohmann::json(*j.exit_code.signal) : nullptr},
         {"signal_name", j.exit_code.signal_name}}},
       {"submit_time", Time(j.submit_time)},
       {"start_time", Time(j.start_time)},
       {"end_time", Time(j.end_time)},
-      {"time_limit_minutes", j.time_limit_minutes ? nlohmann::json(*j.time_limit_minutes) : nullptr},
+      {"time_limit_minutes",
+       j.time_limit_minutes ? nlohmann::json(*j.time_limit_minutes) : nullptr},
       {"working_directory", j.current_working_directory},
       {"stdout", j.standard_output},
   };
@@ -47,21 +49,22 @@ nlohmann::json JobToJson(const slurm::JobInfo& j) {
 }
 
 std::string JobHeaderLine() {
-  return fmt::format("{:<8} {:<15} {:<22} {:<16} {:<10} {:<24} {}", "ID", "SLUID", "STATE", "REASON", "USER",
-                     "NAME", "NODES");
+  return fmt::format("{:<8} {:<15} {:<22} {:<16} {:<10} {:<24} {}", "ID", "SLUID", "STATE",
+                     "REASON", "USER", "NAME", "NODES");
 }
 
 std::string JobLine(const slurm::JobInfo& j) {
   std::string id = std::to_string(j.job_id);
   if (j.het_job_offset) id += "+" + std::to_string(*j.het_job_offset);
-  return fmt::format("{:<8} {:<15} {:<22} {:<16} {:<10} {:<24} {}", id, j.sluid.empty() ? "-" : j.sluid,
-                     slurm::JobStateString(j.state), j.state_reason, j.user_name, j.name, j.nodes);
+  return fmt::format("{:<8} {:<15} {:<22} {:<16} {:<10} {:<24} {}", id,
+                     j.sluid.empty() ? "-" : j.sluid, slurm::JobStateString(j.state),
+                     j.state_reason, j.user_name, j.name, j.nodes);
 }
 
 bool IsFinal(const slurm::JobState& s) {
   using slurm::BaseState;
-  if (s.base == BaseState::kPending || s.base == BaseState::kRunning || s.base == BaseState::kSuspended ||
-      s.base == BaseState::kUnknown) {
+  if (s.base == BaseState::kPending || s.base == BaseState::kRunning ||
+      s.base == BaseState::kSuspended || s.base == BaseState::kUnknown) {
     return false;
   }
   return !s.Has(slurm::kFlagCompleting) && !s.Has(slurm::kFlagStageOut);

@@ -2,9 +2,8 @@
 // humans. Presentation only; the model is slurm::JobInfo.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "slurm/job.h"
 

@@ -1,13 +1,13 @@
 // `slurmfleet jobs submit|get|list|cancel`: a thin front end on the slurmrestd client, for admins
 // debugging their cluster and for checking later features by hand.
+#include <fmt/format.h>
+
 #include <chrono>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "cli/client_options.h"
 #include "cli/commands.h"
@@ -49,7 +49,8 @@ Result<slurm::JobRequest> LoadJobDesc(const std::string& arg, size_t index) {
   }
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded()) {
-    return Fail(Code::kInvalidInput, "not valid JSON; give a job_desc object such as {\"cpus_per_task\": 2}", where);
+    return Fail(Code::kInvalidInput,
+                "not valid JSON; give a job_desc object such as {\"cpus_per_task\": 2}", where);
   }
   return slurm::JobRequestFromJobDesc(j, where);
 }
@@ -58,7 +59,8 @@ int RunSubmit(const ClientOptions& co, const SubmitOptions& so) {
   Result<std::string> script = ReadFile(so.script_file, "--script");
   if (!script) return ReportError(script.error(), co.json);
   std::vector<slurm::JobRequest> components;
-  std::vector<std::string> descs = so.job_json.empty() ? std::vector<std::string>{"{}"} : so.job_json;
+  std::vector<std::string> descs =
+      so.job_json.empty() ? std::vector<std::string>{"{}"} : so.job_json;
   for (size_t i = 0; i < descs.size(); ++i) {
     Result<slurm::JobRequest> r = LoadJobDesc(descs[i], i);
     if (!r) return ReportError(r.error(), co.json);
@@ -68,7 +70,8 @@ int RunSubmit(const ClientOptions& co, const SubmitOptions& so) {
     if (so.hold) r->hold = true;
     if (r->name.empty()) r->name = "slurmfleet-cli";
     // Slurm requires an environment and the job sees only what is sent: give it a usable PATH
-    if (r->environment.empty()) r->environment.push_back({"PATH", "/usr/local/bin:/usr/bin:/bin", false});
+    if (r->environment.empty())
+      r->environment.push_back({"PATH", "/usr/local/bin:/usr/bin:/bin", false});
     r->script = *script;
     components.push_back(std::move(*r));
   }
@@ -104,8 +107,9 @@ int RunSubmit(const ClientOptions& co, const SubmitOptions& so) {
     for (const slurm::JobInfo& j : jobs) all_final = all_final && IsFinal(j.state);
     if (all_final) break;
     if (std::chrono::steady_clock::now() > deadline) {
-      return ReportError({Code::kUnavailable, "job " + std::to_string(leader.job_id) + " still " + now +
-                                                  " after --follow-timeout; it keeps running",
+      return ReportError({Code::kUnavailable,
+                          "job " + std::to_string(leader.job_id) + " still " + now +
+                              " after --follow-timeout; it keeps running",
                           "jobs submit --follow"},
                          co.json);
     }
@@ -115,7 +119,8 @@ int RunSubmit(const ClientOptions& co, const SubmitOptions& so) {
   std::string output;
   if (!so.output_root.empty() && !leader.standard_output.empty()) {
     // the cluster's path, seen through where that filesystem is mounted here
-    Result<std::string> content = ReadFile(so.output_root + leader.standard_output, "--output-root");
+    Result<std::string> content =
+        ReadFile(so.output_root + leader.standard_output, "--output-root");
     if (!content) return ReportError(content.error(), co.json);
     output = *content;
   }
@@ -128,7 +133,8 @@ int RunSubmit(const ClientOptions& co, const SubmitOptions& so) {
     if (!ok) {
       std::cout << fmt::format("job {} ended {}\n", leader.job_id, slurm::DescribeOutcome(leader));
     }
-    if (!so.output_root.empty()) std::cout << "--- " << leader.standard_output << " ---\n" << output;
+    if (!so.output_root.empty())
+      std::cout << "--- " << leader.standard_output << " ---\n" << output;
   }
   return ok ? kExitOk : kExitFailure;
 }
@@ -147,7 +153,8 @@ CLI::Validator JobRefValidator() {
   return CLI::Validator(
       [](std::string& s) -> std::string {
         if (s.empty()) return "a job id or SLUID is required";
-        if (s[0] == 's') return s.size() == 14 ? "" : "'" + s + "' is not a SLUID (s + 13 characters)";
+        if (s[0] == 's')
+          return s.size() == 14 ? "" : "'" + s + "' is not a SLUID (s + 13 characters)";
         for (char c : s) {
           if (c < '0' || c > '9') return "'" + s + "' is not a job id or SLUID";
         }
@@ -161,10 +168,11 @@ int RunGet(const ClientOptions& co, const std::string& arg) {
   if (!conn) return ReportError(conn.error(), co.json);
   slurm::JobRef ref = ParseRef(arg);
   if (!ref.sluid.empty() && !(*conn)->client->dialect().has_sluid) {
-    return ReportError({Code::kInvalidInput,
-                        "API " + std::string((*conn)->client->api_version()) + " has no SLUIDs; use the job id",
-                        "jobs get"},
-                       co.json);
+    return ReportError(
+        {Code::kInvalidInput,
+         "API " + std::string((*conn)->client->api_version()) + " has no SLUIDs; use the job id",
+         "jobs get"},
+        co.json);
   }
   Result<std::vector<slurm::JobInfo>> jobs = (*conn)->client->GetJob(ref);
   if (!jobs) return ReportError(jobs.error(), co.json);
@@ -204,7 +212,8 @@ int RunCancel(const ClientOptions& co, const std::string& arg, const std::string
   if (co.json) {
     std::cout << nlohmann::json{{"cancelled", ref.ToString()}}.dump(2) << "\n";
   } else {
-    std::cout << (signal.empty() ? "cancelled job " : "sent " + signal + " to job ") << ref.ToString() << "\n";
+    std::cout << (signal.empty() ? "cancelled job " : "sent " + signal + " to job ")
+              << ref.ToString() << "\n";
   }
   return kExitOk;
 }
@@ -212,7 +221,8 @@ int RunCancel(const ClientOptions& co, const std::string& arg, const std::string
 }  // namespace
 
 void AddJobsCommand(CLI::App& app, CommandResult& result) {
-  CLI::App* jobs = app.add_subcommand("jobs", "submit, inspect and cancel Slurm jobs through slurmrestd");
+  CLI::App* jobs =
+      app.add_subcommand("jobs", "submit, inspect and cancel Slurm jobs through slurmrestd");
   jobs->require_subcommand(1);
 
   {
@@ -220,24 +230,30 @@ void AddJobsCommand(CLI::App& app, CommandResult& result) {
     auto so = std::make_shared<SubmitOptions>();
     CLI::App* cmd = jobs->add_subcommand("submit", "submit a batch script");
     AddClientFlags(*cmd, *co);
-    cmd->add_option("--script", so->script_file, "the batch script file")->required()->check(CLI::ExistingFile);
-    cmd->add_option("--job", so->job_json,
-                    "job_desc JSON, inline or a file; repeat for each component of a heterogeneous job");
+    cmd->add_option("--script", so->script_file, "the batch script file")
+        ->required()
+        ->check(CLI::ExistingFile);
+    cmd->add_option(
+        "--job", so->job_json,
+        "job_desc JSON, inline or a file; repeat for each component of a heterogeneous job");
     cmd->add_option("--name", so->name, "job name");
     cmd->add_option("--partition", so->partition, "partition");
     cmd->add_option("--cwd", so->cwd, "working directory on the cluster");
     cmd->add_flag("--hold", so->hold, "submit held");
     cmd->add_flag("--follow", so->follow, "wait until the job ends, printing its state changes");
-    cmd->add_option("--follow-timeout", so->follow_timeout_s, "give up following after this many seconds")
+    cmd->add_option("--follow-timeout", so->follow_timeout_s,
+                    "give up following after this many seconds")
         ->default_val(600);
-    cmd->add_option("--output-root", so->output_root,
-                    "where the cluster's filesystem is visible here; with --follow, print the job's output");
+    cmd->add_option(
+        "--output-root", so->output_root,
+        "where the cluster's filesystem is visible here; with --follow, print the job's output");
     cmd->callback([co, so, &result] { result.exit_code = RunSubmit(*co, *so); });
   }
   {
     auto co = std::make_shared<ClientOptions>();
     auto id = std::make_shared<std::string>();
-    CLI::App* cmd = jobs->add_subcommand("get", "show a job (every component of a heterogeneous job)");
+    CLI::App* cmd =
+        jobs->add_subcommand("get", "show a job (every component of a heterogeneous job)");
     AddClientFlags(*cmd, *co);
     cmd->add_option("job", *id, "job id or SLUID")->required()->check(JobRefValidator());
     cmd->callback([co, id, &result] { result.exit_code = RunGet(*co, *id); });
@@ -254,7 +270,8 @@ void AddJobsCommand(CLI::App& app, CommandResult& result) {
     auto co = std::make_shared<ClientOptions>();
     auto id = std::make_shared<std::string>();
     auto signal = std::make_shared<std::string>();
-    CLI::App* cmd = jobs->add_subcommand("cancel", "cancel a job of the token's user (or send it a signal)");
+    CLI::App* cmd =
+        jobs->add_subcommand("cancel", "cancel a job of the token's user (or send it a signal)");
     AddClientFlags(*cmd, *co);
     cmd->add_option("job", *id, "job id or SLUID")->required()->check(JobRefValidator());
     cmd->add_option("--signal", *signal, "send this signal (e.g. SIGTERM) instead of cancelling");

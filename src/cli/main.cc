@@ -7,7 +7,8 @@
 #include "server/version.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"slurmfleet: a control plane for Jenkins agents and batch runs on Slurm, via slurmrestd"};
+  CLI::App app{
+      "slurmfleet: a control plane for Jenkins agents and batch runs on Slurm, via slurmrestd"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(slurmfleet::server::kSlurmfleetVersion));
 

@@ -1,8 +1,8 @@
 // `slurmfleet ping`: can we reach slurmrestd, which API version do we speak, does our token work.
-#include <iostream>
-
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+
+#include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "cli/client_options.h"
@@ -34,7 +34,9 @@ int RunPing(const ClientOptions& options) {
   const std::string pinned = options.api_version.empty() ? "auto" : options.api_version;
   std::optional<int64_t> expires_in;
   if (token->expires_at) {
-    expires_in = std::chrono::duration_cast<std::chrono::seconds>(*token->expires_at - c.clock.Now()).count();
+    expires_in =
+        std::chrono::duration_cast<std::chrono::seconds>(*token->expires_at - c.clock.Now())
+            .count();
   }
   if (options.json) {
     nlohmann::json j = {
@@ -58,10 +60,12 @@ int RunPing(const ClientOptions& options) {
     return kExitOk;
   }
   std::cout << fmt::format("slurmrestd   reachable\n");
-  std::cout << fmt::format("API version  {} ({}{})\n", report->api_version, pinned,
-                           report->offered_versions.empty() ? "" : "; offered " + Join(report->offered_versions));
-  std::cout << fmt::format("Slurm        {}, cluster {}, controller {} responding ({} us)\n", report->slurm_release,
-                           report->cluster, report->controller, report->latency_us);
+  std::cout << fmt::format(
+      "API version  {} ({}{})\n", report->api_version, pinned,
+      report->offered_versions.empty() ? "" : "; offered " + Join(report->offered_versions));
+  std::cout << fmt::format("Slurm        {}, cluster {}, controller {} responding ({} us)\n",
+                           report->slurm_release, report->cluster, report->controller,
+                           report->latency_us);
   std::cout << fmt::format("Token        {}, user {}", c.tokens->Describe(),
                            token->user.empty() ? "(unknown)" : token->user);
   if (token->expires_at) {

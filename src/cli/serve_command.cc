@@ -4,12 +4,12 @@
 // stop runs in reverse. SIGTERM/SIGINT: stop taking work, let each engine finish its pass (a
 // submit POST in flight completes and is recorded), close the store, exit 0. SIGHUP: re-read the
 // config and the API tokens; state is untouched.
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
 #include <csignal>
 #include <iostream>
 #include <thread>
-
-#include <fmt/chrono.h>
-#include <fmt/format.h>
 
 #include "auth/env_token_source.h"
 #include "auth/file_token_source.h"
@@ -37,23 +37,26 @@ void Log(const std::string& line) {
   std::cerr << fmt::format("{:%Y-%m-%dT%H:%M:%S}Z {}\n", now, line);
 }
 
-std::unique_ptr<auth::TokenSource> MakeTokenSource(const config::SlurmCredentials& c, const Clock& clock) {
+std::unique_ptr<auth::TokenSource> MakeTokenSource(const config::SlurmCredentials& c,
+                                                   const Clock& clock) {
   switch (c.source) {
     case config::SlurmCredentials::Source::kMintFromKey:
-      return std::make_unique<auth::MintingTokenSource>(c.jwt_key_file, c.user, clock,
-                                                        std::chrono::seconds(c.token_lifetime_seconds));
+      return std::make_unique<auth::MintingTokenSource>(
+          c.jwt_key_file, c.user, clock, std::chrono::seconds(c.token_lifetime_seconds));
     case config::SlurmCredentials::Source::kEnvironment:
-      return std::make_unique<auth::EnvTokenSource>(c.token_env, auth::EnvTokenSource::ProcessEnvironment(), clock);
+      return std::make_unique<auth::EnvTokenSource>(
+          c.token_env, auth::EnvTokenSource::ProcessEnvironment(), clock);
     case config::SlurmCredentials::Source::kTokenFile:
       break;
   }
-  return std::make_unique<auth::FileTokenSource>(c.token_file, clock,
-                                                 [](std::string_view m) { Log("warning: " + std::string(m)); });
+  return std::make_unique<auth::FileTokenSource>(
+      c.token_file, clock, [](std::string_view m) { Log("warning: " + std::string(m)); });
 }
 
 Result<std::pair<std::string, int>> SplitListen(const std::string& listen) {
   size_t colon = listen.rfind(':');
-  if (colon == std::string::npos) return Fail(Code::kInvalidInput, "not HOST:PORT", "daemon.listen");
+  if (colon == std::string::npos)
+    return Fail(Code::kInvalidInput, "not HOST:PORT", "daemon.listen");
   return std::make_pair(listen.substr(0, colon), std::stoi(listen.substr(colon + 1)));
 }
 
@@ -92,8 +95,9 @@ int RunServe(const ServeOptions& options) {
   }
 
   Result<std::unique_ptr<server::ApiTokens>> tokens =
-      daemon.api_tokens_file.empty() ? Result<std::unique_ptr<server::ApiTokens>>(server::ApiTokens::None())
-                                     : server::ApiTokens::Load(daemon.api_tokens_file);
+      daemon.api_tokens_file.empty()
+          ? Result<std::unique_ptr<server::ApiTokens>>(server::ApiTokens::None())
+          : server::ApiTokens::Load(daemon.api_tokens_file);
   if (!tokens) {
     Log("error: " + tokens.error().ToString());
     return kExitConfig;
@@ -128,7 +132,8 @@ int RunServe(const ServeOptions& options) {
     eo.lost_grace = std::chrono::seconds(daemon.lost_grace_seconds);
     eo.orphan_grace = std::chrono::seconds(daemon.orphan_grace_seconds);
     // past the transport's total timeout, so a POST still in flight cannot land after the proof
-    eo.absence_margin = std::chrono::duration_cast<std::chrono::seconds>(t.total_timeout) + std::chrono::seconds(15);
+    eo.absence_margin = std::chrono::duration_cast<std::chrono::seconds>(t.total_timeout) +
+                        std::chrono::seconds(15);
     eo.fail_fast.partition_down_is_fatal = daemon.partition_down_is_fatal;
     auto engine = fleet::Engine::Create(**store, *rt.client, clock, eo);
     if (!engine) {
@@ -136,8 +141,9 @@ int RunServe(const ServeOptions& options) {
       return kExitConfig;
     }
     rt.engine = std::move(*engine);
-    Log(fmt::format("cloud {}: slurmrestd {} (API {}), {}, {} live submissions", cloud.name, rt.slurm_url,
-                    rt.api_version, rt.tokens->Describe(), rt.engine->active_count()));
+    Log(fmt::format("cloud {}: slurmrestd {} (API {}), {}, {} live submissions", cloud.name,
+                    rt.slurm_url, rt.api_version, rt.tokens->Describe(),
+                    rt.engine->active_count()));
     clouds.push_back(std::move(rt));
   }
 
@@ -161,8 +167,9 @@ int RunServe(const ServeOptions& options) {
   int64_t logged_up_to = 0;
   if (auto last = (*store)->LastEventId(); last) logged_up_to = *last;
   service.Start();
-  Log(fmt::format("slurmfleet {} serving on {}:{} (state {}, instance {})", server::kSlurmfleetVersion, so.listen_host,
-                  (*api)->port(), daemon.state_file, daemon.instance));
+  Log(fmt::format("slurmfleet {} serving on {}:{} (state {}, instance {})",
+                  server::kSlurmfleetVersion, so.listen_host, (*api)->port(), daemon.state_file,
+                  daemon.instance));
 
   std::atomic<bool> stopping{false};
   std::thread event_log([&] {
@@ -213,7 +220,8 @@ void AddServeCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--config", options->config_path, "the configuration file")
       ->envname("SLURMFLEET_CONFIG")
       ->required();
-  cmd->add_option("--set", options->set_flags, "override a config value: PATH=VALUE (e.g. daemon.listen=0.0.0.0:8470)");
+  cmd->add_option("--set", options->set_flags,
+                  "override a config value: PATH=VALUE (e.g. daemon.listen=0.0.0.0:8470)");
   cmd->callback([options, &result] { result.exit_code = RunServe(*options); });
 }
 

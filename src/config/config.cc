@@ -1,7 +1,5 @@
 #include "config/config.h"
 
-#include "fleet/job_tag.h"
-
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -10,6 +8,7 @@
 #include <sstream>
 
 #include "config/yaml_reader.h"
+#include "fleet/job_tag.h"
 #include "launch/agent_name.h"
 #include "slurm/dialect.h"
 #include "spec/job_desc_schema.h"

@@ -91,7 +91,7 @@ struct BatchConfig {
 struct DaemonConfig {
   std::string listen = "127.0.0.1:8470";
   std::string state_file = "/var/lib/slurmfleet/state.db";
-  std::string api_tokens_file;      // bearer tokens of the REST API; empty: only /health and /ready
+  std::string api_tokens_file;  // bearer tokens of the REST API; empty: only /health and /ready
   std::string instance = "default";  // tags our jobs: two installations never touch each other's
   int poll_fast_ms = 1000;           // tracking interval while anything is starting or unsure
   int poll_slow_ms = 10000;          // tracking interval when everything is steady

@@ -27,19 +27,25 @@ bool NeedsAttention(const store::Submission& s) {
     case Phase::kSubmitting:
     case Phase::kPending:
     case Phase::kStarting:
-    case Phase::kCompleting: return true;
-    default: return s.cancel_requested;
+    case Phase::kCompleting:
+      return true;
+    default:
+      return s.cancel_requested;
   }
 }
 
 // "state" while the job lives, then how it ended.
 const char* EventTypeFor(Phase phase) {
   switch (phase) {
-    case Phase::kSucceeded: return "finished";
-    case Phase::kCancelled: return "cancelled";
+    case Phase::kSucceeded:
+      return "finished";
+    case Phase::kCancelled:
+      return "cancelled";
     case Phase::kFailed:
-    case Phase::kLost: return "failed";
-    default: return "state";
+    case Phase::kLost:
+      return "failed";
+    default:
+      return "state";
   }
 }
 
@@ -51,7 +57,8 @@ bool Live(const slurm::JobState& state) {
 
 std::string StateText(const slurm::JobInfo& job) {
   std::string text = slurm::JobStateString(job.state);
-  if (job.state.base == slurm::BaseState::kPending && !job.state_reason.empty() && job.state_reason != "None") {
+  if (job.state.base == slurm::BaseState::kPending && !job.state_reason.empty() &&
+      job.state_reason != "None") {
     text += " (" + job.state_reason + ")";
   } else if (job.state.base == slurm::BaseState::kRunning && !job.nodes.empty()) {
     text += " on " + job.nodes;
@@ -64,9 +71,10 @@ std::string StateText(const slurm::JobInfo& job) {
 Engine::Engine(store::Store& store, slurm::Client& slurm, const Clock& clock, EngineOptions options)
     : store_(store), slurm_(slurm), clock_(clock), options_(std::move(options)) {}
 
-Result<std::unique_ptr<Engine>> Engine::Create(store::Store& store, slurm::Client& slurm, const Clock& clock,
-                                               EngineOptions options) {
-  if (Status s = ValidateTagPart("instance", options.instance); !s) return std::unexpected(s.error());
+Result<std::unique_ptr<Engine>> Engine::Create(store::Store& store, slurm::Client& slurm,
+                                               const Clock& clock, EngineOptions options) {
+  if (Status s = ValidateTagPart("instance", options.instance); !s)
+    return std::unexpected(s.error());
   std::unique_ptr<Engine> engine(new Engine(store, slurm, clock, std::move(options)));
   store::ListFilter filter;
   filter.active_only = true;
@@ -82,7 +90,8 @@ int64_t Engine::Now() const {
   return std::chrono::duration_cast<std::chrono::seconds>(clock_.Now().time_since_epoch()).count();
 }
 
-Result<store::Submission> Engine::AddIntent(std::string key, const std::string& kind, const std::string& owner,
+Result<store::Submission> Engine::AddIntent(std::string key, const std::string& kind,
+                                            const std::string& owner,
                                             const slurm::JobRequest& request) {
   if (key.empty()) key = NewKey();
   if (Status s = ValidateTagPart("submission key", key); !s) return std::unexpected(s.error());
@@ -98,8 +107,8 @@ Result<store::Submission> Engine::AddIntent(std::string key, const std::string& 
     Result<store::Submission> existing = store_.Get(key);
     if (!existing) return std::unexpected(existing.error());
     if (existing->request_json != s.request_json || existing->cloud != s.cloud) {
-      return Fail(Code::kConflict, "submission key '" + key + "' already exists with a different request",
-                  "key");
+      return Fail(Code::kConflict,
+                  "submission key '" + key + "' already exists with a different request", "key");
     }
     return existing;  // the same request again: idempotent
   }
@@ -169,10 +178,12 @@ bool Engine::NeedFullList(int64_t now) const {
   if (since < static_cast<int64_t>(last_full_list_jobs_ / 1000)) return false;
   if (details_wanted_) return true;
   if (since >= static_cast<int64_t>(options_.full_list_interval.count())) return true;
-  const bool pending_due = since >= static_cast<int64_t>(options_.pending_full_list_interval.count());
+  const bool pending_due =
+      since >= static_cast<int64_t>(options_.pending_full_list_interval.count());
   for (const auto& [key, s] : active_) {
     if (s.phase == Phase::kSubmitting) return true;  // only the full list shows tags
-    if (s.phase == Phase::kPending && pending_due) return true;  // reasons are only in the full list
+    if (s.phase == Phase::kPending && pending_due)
+      return true;  // reasons are only in the full list
   }
   return false;
 }
@@ -228,7 +239,8 @@ void Engine::LightTrack(PassStats& stats) {
   for (const auto& [key, s] : active_) {
     if (!s.job_id) continue;
     auto it = by_id.find(*s.job_id);
-    if (it == by_id.end() || slurm::JobStateString(*it->second) != s.slurm_state) details_wanted_ = true;
+    if (it == by_id.end() || slurm::JobStateString(*it->second) != s.slurm_state)
+      details_wanted_ = true;
   }
 }
 
@@ -252,10 +264,12 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
   // Every change of this pass is written in one transaction: after a full list, thousands of
   // jobs may have changed at once.
   std::vector<std::pair<store::Submission*, std::optional<store::Event>>> changes;
-  auto record = [&changes](store::Submission& sub, const std::string& type, const std::string& message) {
+  auto record = [&changes](store::Submission& sub, const std::string& type,
+                           const std::string& message) {
     changes.emplace_back(&sub, store::Event{0, sub.key, 0, type, message});
   };
-  std::vector<std::pair<store::Submission*, slurm::JobRef>> stuck;  // failed fast: cancel after saving
+  std::vector<std::pair<store::Submission*, slurm::JobRef>>
+      stuck;  // failed fast: cancel after saving
   for (auto& [key, s] : active_) {
     if (s.phase == Phase::kSubmitting) {
       auto found = tagged_.find(key);
@@ -270,13 +284,17 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
         s.slurm_state = slurm::JobStateString(job.state);
         s.state_reason = job.state_reason;
         ++stats.adopted;
-        record(s, "adopted", "found job " + std::to_string(job.job_id) + " by its tag after an unknown submit outcome: " +
-                               StateText(job));
+        record(s, "adopted",
+               "found job " + std::to_string(job.job_id) +
+                   " by its tag after an unknown submit outcome: " + StateText(job));
       } else if (have_full_list_ &&
-                 full_list_at_ > s.submit_sent_at + static_cast<int64_t>(options_.absence_margin.count())) {
+                 full_list_at_ >
+                     s.submit_sent_at + static_cast<int64_t>(options_.absence_margin.count())) {
         s.phase = Phase::kIntent;
-        record(s, "absent", "no job carries this submission's tag " + std::to_string(full_list_at_ - s.submit_sent_at) +
-                              " s after the POST: it never reached Slurm; submitting again");
+        record(s, "absent",
+               "no job carries this submission's tag " +
+                   std::to_string(full_list_at_ - s.submit_sent_at) +
+                   " s after the POST: it never reached Slurm; submitting again");
       }
       continue;
     }
@@ -288,7 +306,8 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
         s.last_seen_at = now;
         PhaseDecision d = DecidePhase(job, s.phase, options_.fail_fast);
         std::string state = slurm::JobStateString(job.state);
-        bool changed = d.phase != s.phase || state != s.slurm_state || job.state_reason != s.state_reason ||
+        bool changed = d.phase != s.phase || state != s.slurm_state ||
+                       job.state_reason != s.state_reason ||
                        (s.sluid.empty() && !job.sluid.empty());
         if (!changed) continue;
         bool fail_fast = d.phase == Phase::kFailed && job.state.base == slurm::BaseState::kPending;
@@ -299,7 +318,8 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
         if (!d.failure.empty()) s.failure = d.failure;
         ++stats.state_changes;
         record(s, EventTypeFor(s.phase),
-             "job " + std::to_string(job.job_id) + " " + StateText(job) + (d.failure.empty() ? "" : ": " + d.failure));
+               "job " + std::to_string(job.job_id) + " " + StateText(job) +
+                   (d.failure.empty() ? "" : ": " + d.failure));
         if (fail_fast) stuck.emplace_back(&s, slurm::JobRef{job.job_id, job.sluid});
         continue;
       }
@@ -308,7 +328,8 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
       int64_t seen = s.last_seen_at ? s.last_seen_at : s.submit_sent_at;
       if (now - seen > static_cast<int64_t>(options_.lost_grace.count())) {
         s.phase = Phase::kLost;
-        s.failure = "job " + std::to_string(*s.job_id) + " vanished from Slurm without a final state (last seen " +
+        s.failure = "job " + std::to_string(*s.job_id) +
+                    " vanished from Slurm without a final state (last seen " +
                     std::to_string(now - seen) + " s ago as " + s.slurm_state + ")";
         ++stats.state_changes;
         record(s, "lost", s.failure);
@@ -322,7 +343,8 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
   for (auto& [sub, job] : stuck) {
     // the job would wait forever: take it out of the queue
     Status cancelled = slurm_.Cancel(job);
-    if (!cancelled) Save(*sub, "warn", "could not cancel the stuck job: " + cancelled.error().ToString());
+    if (!cancelled)
+      Save(*sub, "warn", "could not cancel the stuck job: " + cancelled.error().ToString());
   }
 }
 
@@ -381,7 +403,8 @@ void Engine::SubmitIntents(PassStats& stats) {
     o.s->phase = Phase::kSubmitting;
     o.s->attempts += 1;
     o.s->submit_sent_at = Now();
-    marks.emplace_back(o.s, store::Event{0, o.s->key, 0, "submitting", "attempt " + std::to_string(o.s->attempts)});
+    marks.emplace_back(o.s, store::Event{0, o.s->key, 0, "submitting",
+                                         "attempt " + std::to_string(o.s->attempts)});
   }
   if (Status saved = store_.UpdateMany(marks); !saved) {
     // Another thread touched one of them (a cancel request), or the store failed: send nothing
@@ -394,7 +417,8 @@ void Engine::SubmitIntents(PassStats& stats) {
   // The POSTs, a few at a time: slurmctld takes them one by one, but the round trips overlap.
   std::atomic<size_t> next{0};
   auto send = [&] {
-    for (size_t i = next++; i < batch.size(); i = next++) batch[i].result = slurm_.Submit(batch[i].request);
+    for (size_t i = next++; i < batch.size(); i = next++)
+      batch[i].result = slurm_.Submit(batch[i].request);
   };
   std::vector<std::thread> senders;
   size_t helpers = std::min<size_t>(options_.submit_concurrency, batch.size());
@@ -420,7 +444,8 @@ void Engine::SubmitIntents(PassStats& stats) {
       switch (e.code) {
         case Code::kUnknownOutcome:
           event.type = "warn";
-          event.message = "submit outcome unknown (" + e.message + "): looking for the job by its tag before any retry";
+          event.message = "submit outcome unknown (" + e.message +
+                          "): looking for the job by its tag before any retry";
           break;
         case Code::kUnavailable:
         case Code::kAuth:
@@ -448,22 +473,34 @@ void Engine::SubmitIntents(PassStats& stats) {
 
 void Engine::CollectOrphans(PassStats& stats, int64_t poll_started) {
   for (const auto& [key, job] : tagged_) {
-    if (active_.contains(key) || !Live(job.state) || orphans_cancelled_.contains(job.job_id)) continue;
+    if (!Live(job.state) || orphans_cancelled_.contains(job.job_id)) continue;
+    // A live submission's own job is never an orphan; another job with its tag is a duplicate
+    // (a POST that landed after its absence was proven and it was sent again).
+    if (auto live = active_.find(key);
+        live != active_.end() && (!live->second.job_id || *live->second.job_id == job.job_id)) {
+      continue;
+    }
     if (!job.submit_time) continue;
     int64_t age = poll_started - job.submit_time->time_since_epoch().count();
     if (age < static_cast<int64_t>(options_.orphan_grace.count())) continue;
     Result<store::Submission> owner = store_.Get(key);
-    if (owner && !store::IsTerminal(owner->phase)) continue;  // live, handled by another cloud's engine
+    bool duplicate = owner && owner->job_id && *owner->job_id != job.job_id;
+    if (owner && !store::IsTerminal(owner->phase) && !duplicate)
+      continue;  // another cloud's engine has it
     Status c = slurm_.Cancel({job.job_id, job.sluid});
-    std::string why = owner ? "its submission is " + std::string(store::PhaseName(owner->phase))
-                            : "no submission owns it";
+    std::string why = duplicate ? "its submission's job is " + std::to_string(*owner->job_id)
+                      : owner   ? "its submission is " + std::string(store::PhaseName(owner->phase))
+                                : "no submission owns it";
     orphans_cancelled_.insert(job.job_id);  // once: Slurm's next list shows the outcome
     if (c) {
       ++stats.orphans_cancelled;
-      (void)store_.AppendEvent(key, "orphan", "cancelled job " + std::to_string(job.job_id) + " carrying our tag: " + why);
+      (void)store_.AppendEvent(
+          key, "orphan",
+          "cancelled job " + std::to_string(job.job_id) + " carrying our tag: " + why);
     } else {
       (void)store_.AppendEvent(key, "warn",
-                               "could not cancel orphan job " + std::to_string(job.job_id) + ": " + c.error().ToString());
+                               "could not cancel orphan job " + std::to_string(job.job_id) + ": " +
+                                   c.error().ToString());
     }
   }
 }

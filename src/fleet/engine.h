@@ -33,12 +33,12 @@
 namespace slurmfleet::fleet {
 
 struct EngineOptions {
-  std::string cloud;                   // submissions of this cloud only
-  std::string instance = "default";    // tag namespace: jobs of other instances are never touched
+  std::string cloud;                 // submissions of this cloud only
+  std::string instance = "default";  // tag namespace: jobs of other instances are never touched
   std::chrono::milliseconds fast_interval{1000};   // while anything is starting or unsure
   std::chrono::milliseconds slow_interval{10000};  // when everything is steady
-  std::chrono::seconds lost_grace{60};     // a tracked job missing from Slurm this long is lost
-  std::chrono::seconds orphan_grace{60};   // an untracked tagged job this old is cancelled
+  std::chrono::seconds lost_grace{60};    // a tracked job missing from Slurm this long is lost
+  std::chrono::seconds orphan_grace{60};  // an untracked tagged job this old is cancelled
   // After an unknown submit outcome, a job list taken this long after the POST that lacks the job
   // proves it absent. Must exceed the transport's total timeout, so a POST still in flight
   // cannot land after the proof.
@@ -59,8 +59,9 @@ struct EngineOptions {
 };
 
 struct PassStats {
-  int tracking_requests = 0;  // tracking requests this pass: 1, or 0 (Slurm unreachable, nothing tracked)
-  bool full_list = false;     // the request was the full job list (else jobs/state)
+  int tracking_requests =
+      0;  // tracking requests this pass: 1, or 0 (Slurm unreachable, nothing tracked)
+  bool full_list = false;  // the request was the full job list (else jobs/state)
   int submitted = 0;
   int adopted = 0;
   int state_changes = 0;
@@ -72,16 +73,17 @@ struct PassStats {
 class Engine {
  public:
   // `store` and `slurm` must outlive the engine. Loads the live submissions of `options.cloud`.
-  static Result<std::unique_ptr<Engine>> Create(store::Store& store, slurm::Client& slurm, const Clock& clock,
-                                                EngineOptions options);
+  static Result<std::unique_ptr<Engine>> Create(store::Store& store, slurm::Client& slurm,
+                                                const Clock& clock, EngineOptions options);
 
   // Records an intent (key: the caller's idempotency key, or a fresh one when empty) and wakes
   // the loop. The same key with the same request returns the existing submission; with another
   // request, kConflict. kInvalidInput for a bad key.
-  Result<store::Submission> AddIntent(std::string key, const std::string& kind, const std::string& owner,
-                                      const slurm::JobRequest& request);
+  Result<store::Submission> AddIntent(std::string key, const std::string& kind,
+                                      const std::string& owner, const slurm::JobRequest& request);
 
-  // Marks the submission for cancelling; the next pass cancels its job. kNotFound for an unknown key.
+  // Marks the submission for cancelling; the next pass cancels its job. kNotFound for an unknown
+  // key.
   Status RequestCancel(const std::string& key);
 
   // One reconcile pass. Returns what happened; `next` says when the next pass is wanted.
@@ -125,15 +127,16 @@ class Engine {
   std::set<uint32_t> orphans_cancelled_;  // orphan jobs already cancelled (or refused): never again
   int64_t full_list_at_ = 0;
   bool have_full_list_ = false;
-  bool details_wanted_ = false;  // jobs/state saw a change: take the full list next pass
+  bool details_wanted_ = false;     // jobs/state saw a change: take the full list next pass
   size_t last_full_list_jobs_ = 0;  // how many jobs the last full list held
-  std::map<std::string, int64_t> cancel_sent_at_;  // by key: no second cancel while Slurm catches up
+  std::map<std::string, int64_t>
+      cancel_sent_at_;  // by key: no second cancel while Slurm catches up
 
   // Keys added or changed by other threads, picked up at the start of a pass.
   mutable std::mutex inbox_mu_;
   std::set<std::string> inbox_;  // guarded by inbox_mu_
   std::condition_variable wake_;
-  bool woken_ = false;            // guarded by inbox_mu_
+  bool woken_ = false;  // guarded by inbox_mu_
   std::atomic<bool> stop_{false};
   std::atomic<size_t> active_count_{0};
 };

@@ -25,9 +25,17 @@ namespace slurmfleet::fleet {
 struct FailFastPolicy {
   // Pending reasons that no amount of waiting resolves.
   std::set<std::string> reasons = {
-      "PartitionConfig",  "BadConstraints",          "InvalidAccount",         "InvalidQOS",
-      "AccountNotAllowed", "QOSNotAllowed",          "PartitionNodeLimit",     "PartitionTimeLimit",
-      "DependencyNeverSatisfied", "InvalidLicenses", "ReqNodeNotAvail, UnavailableNodes:",
+      "PartitionConfig",
+      "BadConstraints",
+      "InvalidAccount",
+      "InvalidQOS",
+      "AccountNotAllowed",
+      "QOSNotAllowed",
+      "PartitionNodeLimit",
+      "PartitionTimeLimit",
+      "DependencyNeverSatisfied",
+      "InvalidLicenses",
+      "ReqNodeNotAvail, UnavailableNodes:",
   };
   // A down partition may come back: fail fast on it only when the site says so.
   bool partition_down_is_fatal = false;
@@ -39,7 +47,8 @@ struct PhaseDecision {
 };
 
 // `current` is returned unchanged for states this build does not know.
-PhaseDecision DecidePhase(const slurm::JobInfo& job, store::Phase current, const FailFastPolicy& policy);
+PhaseDecision DecidePhase(const slurm::JobInfo& job, store::Phase current,
+                          const FailFastPolicy& policy);
 
 // The same for the lighter jobs/state answer, which has no reason: never fails fast.
 store::Phase PhaseOfState(const slurm::JobState& state, store::Phase current);

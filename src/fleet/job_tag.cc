@@ -6,8 +6,8 @@ namespace {
 constexpr std::string_view kPrefix = "slurmfleet:";
 
 bool ValidChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-         c == '-';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '_' || c == '-';
 }
 
 bool ValidPart(std::string_view s) {

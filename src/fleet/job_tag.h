@@ -13,8 +13,9 @@
 namespace slurmfleet::fleet {
 
 struct JobTag {
-  std::string instance;  // which slurmfleet installation; two instances never touch each other's jobs
-  std::string key;       // the submission key
+  std::string
+      instance;     // which slurmfleet installation; two instances never touch each other's jobs
+  std::string key;  // the submission key
   bool operator==(const JobTag&) const = default;
 };
 

@@ -36,7 +36,8 @@ CloudRuntime* Service::Find(const std::string& cloud) {
 std::vector<server::CloudInfo> Service::Clouds() {
   std::vector<server::CloudInfo> out;
   for (const CloudRuntime& c : clouds_) {
-    out.push_back({c.name, c.slurm_url, c.api_version, c.max_agents, static_cast<int>(c.engine->active_count())});
+    out.push_back({c.name, c.slurm_url, c.api_version, c.max_agents,
+                   static_cast<int>(c.engine->active_count())});
   }
   return out;
 }
@@ -71,20 +72,24 @@ Result<store::Submission> Service::Submit(const server::SubmitCommand& command) 
   if (!c) {
     std::string known;
     for (const CloudRuntime& r : clouds_) known += (known.empty() ? "" : ", ") + r.name;
-    return Fail(Code::kInvalidInput, "no cloud named '" + command.cloud + "'; configured: " + known, "cloud");
+    return Fail(Code::kInvalidInput, "no cloud named '" + command.cloud + "'; configured: " + known,
+                "cloud");
   }
   Result<slurm::JobRequest> request = slurm::JobRequestFromJobDesc(command.job, "job");
   if (!request) return std::unexpected(request.error());
   if (request->script.empty()) {
-    return Fail(Code::kInvalidInput, "a batch script is required; put it in job.script", "job.script");
-  }
-  if (!request->script.starts_with("#!")) {
-    return Fail(Code::kInvalidInput, "the script must start with an interpreter line such as #!/bin/bash",
+    return Fail(Code::kInvalidInput, "a batch script is required; put it in job.script",
                 "job.script");
   }
+  if (!request->script.starts_with("#!")) {
+    return Fail(Code::kInvalidInput,
+                "the script must start with an interpreter line such as #!/bin/bash", "job.script");
+  }
   // Slurm requires an environment and the job sees only what is sent
-  if (request->environment.empty()) request->environment.push_back({"PATH", "/usr/local/bin:/usr/bin:/bin", false});
-  return c->engine->AddIntent(command.key, command.kind.empty() ? "job" : command.kind, command.owner, *request);
+  if (request->environment.empty())
+    request->environment.push_back({"PATH", "/usr/local/bin:/usr/bin:/bin", false});
+  return c->engine->AddIntent(command.key, command.kind.empty() ? "job" : command.kind,
+                              command.owner, *request);
 }
 
 Status Service::Cancel(const std::string& key) {
@@ -92,8 +97,10 @@ Status Service::Cancel(const std::string& key) {
   if (!s) return std::unexpected(s.error());
   CloudRuntime* c = Find(s->cloud);
   if (!c) {
-    return Fail(Code::kConflict, "submission '" + key + "' belongs to cloud '" + s->cloud +
-                                     "', which is no longer configured", "key");
+    return Fail(Code::kConflict,
+                "submission '" + key + "' belongs to cloud '" + s->cloud +
+                    "', which is no longer configured",
+                "key");
   }
   return c->engine->RequestCancel(key);
 }

@@ -1,5 +1,4 @@
 #include "server/api_tokens.h"
-#include "base/unique_fd.h"
 
 #include <fcntl.h>
 #include <openssl/crypto.h>
@@ -12,6 +11,8 @@
 #include <system_error>
 #include <unordered_map>
 #include <utility>
+
+#include "base/unique_fd.h"
 
 namespace slurmfleet::server {
 namespace {

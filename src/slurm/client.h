@@ -13,11 +13,11 @@
 namespace slurmfleet::slurm {
 
 struct PingReport {
-  std::string api_version;                  // the dialect in use, e.g. "v0.0.45"
+  std::string api_version;                    // the dialect in use, e.g. "v0.0.45"
   std::vector<std::string> offered_versions;  // what the server answered to, newest first
-  std::string slurm_release;                // "26.05.5"
-  std::string cluster;                      // "testbed"
-  std::string controller;                   // hostname of the responding slurmctld
+  std::string slurm_release;                  // "26.05.5"
+  std::string cluster;                        // "testbed"
+  std::string controller;                     // hostname of the responding slurmctld
   bool responding = false;
   int64_t latency_us = 0;
 };

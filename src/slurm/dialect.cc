@@ -95,7 +95,8 @@ nlohmann::json EncodeSubmit(const Dialect& dialect, std::span<const JobRequest> 
 }
 
 Result<JobRequest> JobRequestFromJobDesc(const nlohmann::json& desc, const std::string& where) {
-  if (!desc.is_object()) return Fail(Code::kInvalidInput, "a job description must be a JSON object", where);
+  if (!desc.is_object())
+    return Fail(Code::kInvalidInput, "a job description must be a JSON object", where);
   JobRequest r;
   nlohmann::json rest = desc;
   std::optional<Error> error;
@@ -112,12 +113,18 @@ Result<JobRequest> JobRequestFromJobDesc(const nlohmann::json& desc, const std::
   };
   auto str = [&](const char* key, std::string& out) {
     if (auto v = take(key)) {
-      if (v->is_string()) out = v->get<std::string>(); else bad(key, "a string");
+      if (v->is_string())
+        out = v->get<std::string>();
+      else
+        bad(key, "a string");
     }
   };
   auto int32 = [&](const char* key, std::optional<int32_t>& out) {
     if (auto v = take(key)) {
-      if (v->is_number_integer()) out = v->get<int32_t>(); else bad(key, "an integer");
+      if (v->is_number_integer())
+        out = v->get<int32_t>();
+      else
+        bad(key, "an integer");
     }
   };
   auto noval = [&](const char* key, auto& out) {
@@ -134,7 +141,10 @@ Result<JobRequest> JobRequestFromJobDesc(const nlohmann::json& desc, const std::
   };
   auto boolean = [&](const char* key, bool& out) {
     if (auto v = take(key)) {
-      if (v->is_boolean()) out = v->get<bool>(); else bad(key, "true or false");
+      if (v->is_boolean())
+        out = v->get<bool>();
+      else
+        bad(key, "true or false");
     }
   };
   str("script", r.script);
@@ -165,7 +175,8 @@ Result<JobRequest> JobRequestFromJobDesc(const nlohmann::json& desc, const std::
         if (comma > start) r.required_nodes.push_back(csv.substr(start, comma - start));
         start = comma + 1;
       }
-    } else if (v->is_array() && std::all_of(v->begin(), v->end(), [](const auto& x) { return x.is_string(); })) {
+    } else if (v->is_array() &&
+               std::all_of(v->begin(), v->end(), [](const auto& x) { return x.is_string(); })) {
       r.required_nodes = v->get<std::vector<std::string>>();
     } else {
       bad("required_nodes", "a list of node names");

@@ -2,11 +2,10 @@
 // The REST client is written once against this table; JSON never leaves src/slurm/.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "slurm/job.h"
@@ -33,14 +32,16 @@ std::string SupportedVersions();
 
 // Model -> job_desc_msg for this dialect. `redact_secrets` replaces secret environment values by
 // "***" (for printing); the request actually sent uses false.
-nlohmann::json EncodeJobDesc(const Dialect& dialect, const JobRequest& request, bool redact_secrets);
+nlohmann::json EncodeJobDesc(const Dialect& dialect, const JobRequest& request,
+                             bool redact_secrets);
 // The body of POST job/submit: {"job": ...}, or {"script": ..., "jobs": [...]} for a het job.
 nlohmann::json EncodeSubmit(const Dialect& dialect, std::span<const JobRequest> components,
                             bool redact_secrets);
 
 // A job_desc object written by a person (a `jobs submit --job` file, a template's raw `job`) ->
-// model: the fields JobRequest has are taken out and typed ({"set":true,"number":N} and plain N both
-// accepted), every other field stays in extra_fields. kInvalidInput naming the field on a wrong type.
+// model: the fields JobRequest has are taken out and typed ({"set":true,"number":N} and plain N
+// both accepted), every other field stays in extra_fields. kInvalidInput naming the field on a
+// wrong type.
 Result<JobRequest> JobRequestFromJobDesc(const nlohmann::json& desc, const std::string& where);
 
 }  // namespace slurmfleet::slurm

@@ -5,11 +5,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace slurmfleet::slurm {
 
@@ -159,7 +158,7 @@ struct JobRef {
 
 // A batch of job states from one request (GET jobs?update_time=...).
 struct JobsSnapshot {
-  bool changed = true;       // false: nothing changed since the given time; `jobs` is empty
+  bool changed = true;        // false: nothing changed since the given time; `jobs` is empty
   std::vector<JobInfo> jobs;  // every job slurmctld knows when `changed`
   std::optional<Seconds> last_update;  // pass back as `since` on the next poll
 };

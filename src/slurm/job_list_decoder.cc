@@ -53,7 +53,8 @@ std::optional<int64_t> NoVal(value v, const std::string& path) {
     if (key == "set") {
       if (field.value().get_bool().get(set)) throw ShapeError{path + ".set", "true or false"};
     } else if (key == "infinite") {
-      if (field.value().get_bool().get(infinite)) throw ShapeError{path + ".infinite", "true or false"};
+      if (field.value().get_bool().get(infinite))
+        throw ShapeError{path + ".infinite", "true or false"};
     } else if (key == "number") {
       double d = 0;
       int64_t n = 0;
@@ -86,7 +87,8 @@ ExitCode DecodeExitCode(value v, const std::string& path) {
     if (key == "status") {
       e.status = Strings(field.value(), path + ".status");
     } else if (key == "return_code") {
-      if (auto n = NoVal(field.value(), path + ".return_code")) e.return_code = static_cast<int32_t>(*n);
+      if (auto n = NoVal(field.value(), path + ".return_code"))
+        e.return_code = static_cast<int32_t>(*n);
     } else if (key == "signal") {
       object sig;
       if (field.value().get_object().get(sig)) throw ShapeError{path + ".signal", "an object"};
@@ -204,7 +206,8 @@ Result<JobListAnswer> DecodeJobList(const Dialect& dialect, std::string& body) {
   body.reserve(size + simdjson::SIMDJSON_PADDING);
   simdjson::ondemand::parser parser;
   simdjson::ondemand::document doc;
-  if (auto error = parser.iterate(simdjson::padded_string_view(body.data(), size, body.capacity())).get(doc)) {
+  if (auto error = parser.iterate(simdjson::padded_string_view(body.data(), size, body.capacity()))
+                       .get(doc)) {
     return Fail(Code::kInternal, std::string("not JSON: ") + simdjson::error_message(error), "");
   }
   JobListAnswer answer;
@@ -225,7 +228,8 @@ Result<JobListAnswer> DecodeJobList(const Dialect& dialect, std::string& body) {
           ++i;
         }
       } else if (key == "last_update") {
-        if (auto n = NoVal(field.value(), "last_update"); n && *n > 0) answer.last_update = static_cast<uint64_t>(*n);
+        if (auto n = NoVal(field.value(), "last_update"); n && *n > 0)
+          answer.last_update = static_cast<uint64_t>(*n);
       } else if (key == "errors") {
         answer.errors = Messages(field.value(), "errors");
       } else if (key == "warnings") {

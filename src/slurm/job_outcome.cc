@@ -11,7 +11,8 @@ std::string SlurmSays(const JobInfo& job) {
 
 std::string ExitPart(const ExitCode& e) {
   if (e.signal && *e.signal != 0) {
-    return "killed by signal " + std::to_string(*e.signal) + (e.signal_name.empty() ? "" : " (" + e.signal_name + ")");
+    return "killed by signal " + std::to_string(*e.signal) +
+           (e.signal_name.empty() ? "" : " (" + e.signal_name + ")");
   }
   if (e.return_code) return "exit code " + std::to_string(*e.return_code);
   return {};
@@ -28,26 +29,35 @@ std::string DescribeOutcome(const JobInfo& job) {
     case BaseState::kSuspended:
       return state + (job.nodes.empty() ? "" : " on " + job.nodes);
     case BaseState::kCompleted:
-      return state + ", " + (ExitPart(job.exit_code).empty() ? "exit code 0" : ExitPart(job.exit_code));
+      return state + ", " +
+             (ExitPart(job.exit_code).empty() ? "exit code 0" : ExitPart(job.exit_code));
     case BaseState::kTimeout:
-      return state + (job.time_limit_minutes ? " after its time limit of " + std::to_string(*job.time_limit_minutes) + " min"
-                                              : " after its time limit");
+      return state + (job.time_limit_minutes ? " after its time limit of " +
+                                                   std::to_string(*job.time_limit_minutes) + " min"
+                                             : " after its time limit");
     case BaseState::kOutOfMemory:
       return state + ": the job used more memory than it asked for; raise memory_per_node";
     case BaseState::kNodeFail:
-      return state + ": a node of the job failed" + (job.nodes.empty() ? "" : " (" + job.nodes + ")") + SlurmSays(job);
+      return state + ": a node of the job failed" +
+             (job.nodes.empty() ? "" : " (" + job.nodes + ")") + SlurmSays(job);
     case BaseState::kBootFail:
       return state + ": the node could not be booted" + SlurmSays(job);
     case BaseState::kFailed:
       if (job.exit_code.signal == kSetupFailureSignal) {
-        return state + " before the script ran: slurmstepd could not set the job up, most often because the "
-                       "working directory '" + job.current_working_directory +
-               "' does not exist on the node and cannot be created there; create it or choose another" +
+        return state +
+               " before the script ran: slurmstepd could not set the job up, most often because "
+               "the "
+               "working directory '" +
+               job.current_working_directory +
+               "' does not exist on the node and cannot be created there; create it or choose "
+               "another" +
                SlurmSays(job);
       }
-      return state + (ExitPart(job.exit_code).empty() ? "" : ", " + ExitPart(job.exit_code)) + SlurmSays(job);
+      return state + (ExitPart(job.exit_code).empty() ? "" : ", " + ExitPart(job.exit_code)) +
+             SlurmSays(job);
     default:
-      return state + (ExitPart(job.exit_code).empty() ? "" : ", " + ExitPart(job.exit_code)) + SlurmSays(job);
+      return state + (ExitPart(job.exit_code).empty() ? "" : ", " + ExitPart(job.exit_code)) +
+             SlurmSays(job);
   }
 }
 

@@ -13,8 +13,9 @@ std::string EncodeRequest(const JobRequest& request) {
   for (const EnvVar& v : request.environment) {
     if (v.secret) secrets.push_back(v.name);
   }
-  nlohmann::json j = {{"job", EncodeJobDesc(AllDialects().front(), request, /*redact_secrets=*/false)},
-                      {"secret_env", std::move(secrets)}};
+  nlohmann::json j = {
+      {"job", EncodeJobDesc(AllDialects().front(), request, /*redact_secrets=*/false)},
+      {"secret_env", std::move(secrets)}};
   return j.dump();
 }
 

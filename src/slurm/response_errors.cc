@@ -11,9 +11,11 @@ std::vector<SlurmMessage> MessagesOf(const nlohmann::json& body, const char* key
   for (const nlohmann::json& e : *it) {
     if (!e.is_object()) continue;
     SlurmMessage m;
-    if (auto n = e.find("error_number"); n != e.end() && n->is_number_integer()) m.error_number = n->get<int>();
+    if (auto n = e.find("error_number"); n != e.end() && n->is_number_integer())
+      m.error_number = n->get<int>();
     if (auto s = e.find("error"); s != e.end() && s->is_string()) m.error = s->get<std::string>();
-    if (auto s = e.find("description"); s != e.end() && s->is_string()) m.description = s->get<std::string>();
+    if (auto s = e.find("description"); s != e.end() && s->is_string())
+      m.description = s->get<std::string>();
     if (auto s = e.find("source"); s != e.end() && s->is_string()) m.source = s->get<std::string>();
     out.push_back(std::move(m));
   }
@@ -22,8 +24,12 @@ std::vector<SlurmMessage> MessagesOf(const nlohmann::json& body, const char* key
 
 }  // namespace
 
-std::vector<SlurmMessage> ErrorsOf(const nlohmann::json& body) { return MessagesOf(body, "errors"); }
-std::vector<SlurmMessage> WarningsOf(const nlohmann::json& body) { return MessagesOf(body, "warnings"); }
+std::vector<SlurmMessage> ErrorsOf(const nlohmann::json& body) {
+  return MessagesOf(body, "errors");
+}
+std::vector<SlurmMessage> WarningsOf(const nlohmann::json& body) {
+  return MessagesOf(body, "warnings");
+}
 
 std::string Describe(const SlurmMessage& m) {
   std::string out;
@@ -31,7 +37,8 @@ std::string Describe(const SlurmMessage& m) {
   // Slurm often puts the specific text in description and a generic one in error.
   if (!m.description.empty()) {
     out += m.description;
-    if (!m.error.empty() && m.error != m.description && m.error != "No error") out += " (" + m.error + ")";
+    if (!m.error.empty() && m.error != m.description && m.error != "No error")
+      out += " (" + m.error + ")";
   } else {
     out += m.error;
   }
@@ -48,14 +55,16 @@ std::string DescribeAll(const std::vector<SlurmMessage>& ms) {
   return out;
 }
 
-Error ErrorForStatus(long status, const std::string& body, bool idempotent, const std::string& where) {
+Error ErrorForStatus(long status, const std::string& body, bool idempotent,
+                     const std::string& where) {
   nlohmann::json parsed = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
   std::vector<SlurmMessage> errors = ErrorsOf(parsed);
   std::string slurm_says = DescribeAll(errors);
   if (slurm_says.empty() && !parsed.is_object()) {
     // slurmrestd answers some errors in text/plain ("Authentication failure")
     slurm_says = body.substr(0, 200);
-    while (!slurm_says.empty() && (slurm_says.back() == '\n' || slurm_says.back() == ' ')) slurm_says.pop_back();
+    while (!slurm_says.empty() && (slurm_says.back() == '\n' || slurm_says.back() == ' '))
+      slurm_says.pop_back();
   }
   auto with = [&](std::string text) {
     return slurm_says.empty() ? text : text + ": " + slurm_says;
@@ -71,16 +80,20 @@ Error ErrorForStatus(long status, const std::string& body, bool idempotent, cons
   }
   if (status == 404) {
     bool invalid_id = false;
-    for (const SlurmMessage& m : errors) invalid_id = invalid_id || m.error_number == kSlurmInvalidJobId;
-    return {Code::kNotFound,
-            invalid_id ? with("no such job") : with("slurmrestd does not serve this path (HTTP 404)"), where};
+    for (const SlurmMessage& m : errors)
+      invalid_id = invalid_id || m.error_number == kSlurmInvalidJobId;
+    return {
+        Code::kNotFound,
+        invalid_id ? with("no such job") : with("slurmrestd does not serve this path (HTTP 404)"),
+        where};
   }
   if (status == 403) return {Code::kRejected, with("permission denied (HTTP 403)"), where};
   if (status >= 500) {
     std::string text = "slurmrestd answered HTTP " + std::to_string(status);
     return {idempotent ? Code::kUnavailable : Code::kUnknownOutcome, with(text), where};
   }
-  return {Code::kRejected, with("Slurm rejected the request (HTTP " + std::to_string(status) + ")"), where};
+  return {Code::kRejected, with("Slurm rejected the request (HTTP " + std::to_string(status) + ")"),
+          where};
 }
 
 }  // namespace slurmfleet::slurm

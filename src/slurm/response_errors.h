@@ -2,17 +2,16 @@
 // response into an Error with Slurm's own words. Internal to src/slurm/.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/error.h"
 
 namespace slurmfleet::slurm {
 
 struct SlurmMessage {
-  int error_number = 0;  // 0 for warnings
+  int error_number = 0;     // 0 for warnings
   std::string error;        // Slurm's short text ("Invalid job id specified")
   std::string description;  // the longer text, often the more useful one
   std::string source;       // a JSON pointer like "#/job/cpus_per_task/" or a function name
@@ -28,7 +27,8 @@ std::string DescribeAll(const std::vector<SlurmMessage>& ms);
 
 // The Error for a non-2xx answer. `idempotent` decides whether a 5xx is kUnavailable (safe to
 // retry) or kUnknownOutcome (a POST may have taken effect).
-Error ErrorForStatus(long status, const std::string& body, bool idempotent, const std::string& where);
+Error ErrorForStatus(long status, const std::string& body, bool idempotent,
+                     const std::string& where);
 
 // Slurm's "Protocol authentication error" (bad, expired or mismatched token).
 inline constexpr int kSlurmAuthError = 1007;

@@ -16,8 +16,8 @@ bool RetryableStatus(long status) { return status == 502 || status == 503 || sta
 std::chrono::milliseconds Backoff(const RetryPolicy& policy, int attempt) {
   // full jitter: uniform in [0, min(max, base * 2^attempt)]
   thread_local std::mt19937_64 rng{std::random_device{}()};
-  int64_t cap = std::min<int64_t>(policy.max_delay.count(),
-                                  policy.base_delay.count() * (int64_t{1} << std::min(attempt, 20)));
+  int64_t cap = std::min<int64_t>(
+      policy.max_delay.count(), policy.base_delay.count() * (int64_t{1} << std::min(attempt, 20)));
   std::uniform_int_distribution<int64_t> dist(cap / 2, std::max<int64_t>(cap, 1));
   return std::chrono::milliseconds(dist(rng));
 }
@@ -43,11 +43,13 @@ Result<std::unique_ptr<RestClient>> RestClient::Connect(Transport& transport,
     const Dialect* d = FindDialect(options.api_version);
     if (!d) {
       return Fail(Code::kInvalidInput,
-                  "'" + options.api_version + "' is not an API version slurmfleet speaks; use auto or one of " +
+                  "'" + options.api_version +
+                      "' is not an API version slurmfleet speaks; use auto or one of " +
                       SupportedVersions(),
                   "api version");
     }
-    return std::unique_ptr<RestClient>(new RestClient(transport, tokens, std::move(options), d, {}));
+    return std::unique_ptr<RestClient>(
+        new RestClient(transport, tokens, std::move(options), d, {}));
   }
   // Ask each version's ping, newest first. A version that is not served answers 404; any other
   // answer (200, even a 511 for a bad token) means the server speaks it.
@@ -58,7 +60,8 @@ Result<std::unique_ptr<RestClient>> RestClient::Connect(Transport& transport,
   Result<auth::Token> token = tokens.Get();
   bool auth_refused = false;
   for (const Dialect& d : AllDialects()) {
-    Result<HttpResponse> r = transport.Send({"GET", d.Path("/ping/"), "", token ? token->jwt : Secret()});
+    Result<HttpResponse> r =
+        transport.Send({"GET", d.Path("/ping/"), "", token ? token->jwt : Secret()});
     if (!r) {
       if (r.error().code == Code::kUnknownOutcome) r.error().code = Code::kUnavailable;
       return std::unexpected(r.error());
@@ -74,13 +77,14 @@ Result<std::unique_ptr<RestClient>> RestClient::Connect(Transport& transport,
   if (!chosen && auth_refused) {
     if (!token) return std::unexpected(token.error());
     return Fail(Code::kAuth,
-                "slurmrestd refused the token before saying which API versions it serves; refresh the token",
+                "slurmrestd refused the token before saying which API versions it serves; refresh "
+                "the token",
                 "GET /slurm/*/ping");
   }
   if (!chosen) {
     return Fail(Code::kNotFound,
-                "slurmrestd serves none of the API versions slurmfleet speaks (" + SupportedVersions() +
-                    "); it needs Slurm 24.11 or newer",
+                "slurmrestd serves none of the API versions slurmfleet speaks (" +
+                    SupportedVersions() + "); it needs Slurm 24.11 or newer",
                 "GET /slurm/*/ping");
   }
   return std::unique_ptr<RestClient>(
@@ -96,9 +100,11 @@ Result<HttpResponse> RestClient::SendOnce(const std::string& method, const std::
 }
 
 Result<HttpResponse> RestClient::Exchange(const std::string& method, const std::string& path,
-                                          const std::string& body, Idempotent idempotent, bool& reauthed) {
+                                          const std::string& body, Idempotent idempotent,
+                                          bool& reauthed) {
   // the query of a many-job request can be kilobytes long: name the request by its path
-  const std::string where = method + " " + (path.size() > 120 ? path.substr(0, path.find('?')) : path);
+  const std::string where =
+      method + " " + (path.size() > 120 ? path.substr(0, path.find('?')) : path);
   const bool retry_ok = idempotent == Idempotent::kYes;
   for (int attempt = 0;; ++attempt) {
     Result<HttpResponse> r = SendOnce(method, path, body);
@@ -107,7 +113,8 @@ Result<HttpResponse> RestClient::Exchange(const std::string& method, const std::
       Error e = r.error();
       if (e.code == Code::kAuth) return std::unexpected(e);  // no token at all: nothing to retry
       // a POST whose request never left this host is as safe to resend as a GET
-      bool retryable = e.code == Code::kUnavailable || (retry_ok && e.code == Code::kUnknownOutcome);
+      bool retryable =
+          e.code == Code::kUnavailable || (retry_ok && e.code == Code::kUnknownOutcome);
       if (retryable && can_retry) {
         options_.sleep(Backoff(options_.retry, attempt));
         continue;
@@ -150,12 +157,15 @@ Result<nlohmann::json> RestClient::Call(const std::string& method, const std::st
     if (!r) return std::unexpected(r.error());
     nlohmann::json parsed = nlohmann::json::parse(r->body, nullptr, /*allow_exceptions=*/false);
     if (parsed.is_discarded()) {
-      return Fail(idempotent == Idempotent::kYes ? Code::kUnavailable : Code::kUnknownOutcome,
-                  "slurmrestd answered HTTP " + std::to_string(r->status) + " with a body that is not JSON",
-                  method + " " + path);
+      return Fail(
+          idempotent == Idempotent::kYes ? Code::kUnavailable : Code::kUnknownOutcome,
+          "slurmrestd answered HTTP " + std::to_string(r->status) + " with a body that is not JSON",
+          method + " " + path);
     }
     if (AuthRejected(ErrorsOf(parsed))) {
-      if (reauthed) return std::unexpected(ErrorForStatus(511, r->body, idempotent == Idempotent::kYes, method + " " + path));
+      if (reauthed)
+        return std::unexpected(
+            ErrorForStatus(511, r->body, idempotent == Idempotent::kYes, method + " " + path));
       tokens_.Invalidate();
       reauthed = true;
       continue;
@@ -176,7 +186,9 @@ Result<JobListAnswer> RestClient::CallJobList(const std::string& path) {
       return Fail(Code::kInternal, e.message, e.where.empty() ? where : where + " " + e.where);
     }
     if (AuthRejected(answer->errors)) {
-      if (reauthed) return Fail(Code::kAuth, "slurmrestd rejected the token: " + DescribeAll(answer->errors), where);
+      if (reauthed)
+        return Fail(Code::kAuth, "slurmrestd rejected the token: " + DescribeAll(answer->errors),
+                    where);
       tokens_.Invalidate();
       reauthed = true;
       continue;
@@ -218,13 +230,16 @@ Result<PingReport> RestClient::Ping() {
     if (status.find("authentication") != std::string::npos) {
       tokens_.Invalidate();
       return Fail(Code::kAuth,
-                  "slurmctld rejected the token (" + status + "): it is bad, expired, or for another user; refresh it",
+                  "slurmctld rejected the token (" + status +
+                      "): it is bad, expired, or for another user; refresh it",
                   where);
     }
-    Result<nlohmann::json> probe = Call("GET", dialect_->Path("/jobs/state/?job_id=1"), "", Idempotent::kYes);
+    Result<nlohmann::json> probe =
+        Call("GET", dialect_->Path("/jobs/state/?job_id=1"), "", Idempotent::kYes);
     if (!probe && probe.error().code == Code::kAuth) return std::unexpected(probe.error());
     return Fail(Code::kUnavailable,
-                "slurmctld " + report.controller + " is not responding (" + (status.empty() ? p.String("pinged") : status) + ")",
+                "slurmctld " + report.controller + " is not responding (" +
+                    (status.empty() ? p.String("pinged") : status) + ")",
                 where);
   }
   return report;
@@ -284,7 +299,9 @@ Result<JobsSnapshot> RestClient::JobsChangedSince(std::optional<Seconds> since) 
   snapshot.changed = !(answer->jobs.empty() && since && !answer->last_update);
   snapshot.jobs = std::move(answer->jobs);
   snapshot.last_update =
-      answer->last_update ? Seconds(std::chrono::seconds(static_cast<int64_t>(*answer->last_update))) : since;
+      answer->last_update
+          ? Seconds(std::chrono::seconds(static_cast<int64_t>(*answer->last_update)))
+          : since;
   return snapshot;
 }
 
@@ -301,7 +318,9 @@ Result<std::vector<JobStateEntry>> RestClient::JobStates(const std::vector<uint3
   return GetStates(path);
 }
 
-Result<std::vector<JobStateEntry>> RestClient::AllJobStates() { return GetStates(dialect_->Path("/jobs/state/")); }
+Result<std::vector<JobStateEntry>> RestClient::AllJobStates() {
+  return GetStates(dialect_->Path("/jobs/state/"));
+}
 
 Result<std::vector<JobStateEntry>> RestClient::GetStates(const std::string& path) {
   std::vector<JobStateEntry> out;
@@ -356,15 +375,16 @@ Status RestClient::Cancel(const JobRef& job, std::string_view signal) {
   const std::string where = "DELETE " + dialect_->Path("/jobs/") + " job " + job.ToString();
   // A plain user's cancel of another user's job makes slurmctld 26.05.5 hang: never send it.
   if (token->user.empty()) {
-    return Fail(Code::kRejected,
-                "refusing to cancel: the token does not say which user it belongs to, so job ownership "
-                "cannot be checked; use a token made by 'scontrol token' or minted by slurmfleet",
-                where);
+    return Fail(
+        Code::kRejected,
+        "refusing to cancel: the token does not say which user it belongs to, so job ownership "
+        "cannot be checked; use a token made by 'scontrol token' or minted by slurmfleet",
+        where);
   }
   if (leader.user_name != token->user) {
     return Fail(Code::kRejected,
-                "refusing to cancel job " + job.ToString() + ": it belongs to user '" + leader.user_name +
-                    "', not to the token's user '" + token->user + "'",
+                "refusing to cancel job " + job.ToString() + ": it belongs to user '" +
+                    leader.user_name + "', not to the token's user '" + token->user + "'",
                 where);
   }
   BaseState b = leader.state.base;
@@ -373,7 +393,8 @@ Status RestClient::Cancel(const JobRef& job, std::string_view signal) {
 
   nlohmann::json request = {{"jobs", {job.PathSegment(dialect_->has_sluid)}}};
   if (!signal.empty()) request["signal"] = std::string(signal);
-  Result<nlohmann::json> body = Call("DELETE", dialect_->Path("/jobs/"), request.dump(), Idempotent::kYes);
+  Result<nlohmann::json> body =
+      Call("DELETE", dialect_->Path("/jobs/"), request.dump(), Idempotent::kYes);
   if (!body) return std::unexpected(body.error());
   if (std::vector<SlurmMessage> errors = ErrorsOf(*body); !errors.empty()) {
     return Fail(Code::kRejected, DescribeAll(errors), where);

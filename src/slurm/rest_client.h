@@ -40,7 +40,8 @@ class RestClient final : public Client {
   // asks the server, newest first, and takes the first version that answers. kUnavailable when
   // slurmrestd cannot be reached; kNotFound when it serves none of our versions.
   // `transport` and `tokens` must outlive the client.
-  static Result<std::unique_ptr<RestClient>> Connect(Transport& transport, auth::TokenSource& tokens,
+  static Result<std::unique_ptr<RestClient>> Connect(Transport& transport,
+                                                     auth::TokenSource& tokens,
                                                      RestClientOptions options);
 
   std::string_view api_version() const override { return dialect_->version; }
@@ -67,11 +68,12 @@ class RestClient final : public Client {
 
   enum class Idempotent { kYes, kNo };
   // One exchange with retries and re-authentication: a 2xx answer, or the mapped error.
-  Result<HttpResponse> Exchange(const std::string& method, const std::string& path, const std::string& body,
-                                Idempotent idempotent, bool& reauthed);
-  // An exchange whose JSON answer is parsed whole; an auth error inside a 200 re-authenticates once.
-  Result<nlohmann::json> Call(const std::string& method, const std::string& path, const std::string& body,
-                              Idempotent idempotent);
+  Result<HttpResponse> Exchange(const std::string& method, const std::string& path,
+                                const std::string& body, Idempotent idempotent, bool& reauthed);
+  // An exchange whose JSON answer is parsed whole; an auth error inside a 200 re-authenticates
+  // once.
+  Result<nlohmann::json> Call(const std::string& method, const std::string& path,
+                              const std::string& body, Idempotent idempotent);
   // A GET whose answer is a job list, decoded without a DOM (it can be tens of MB).
   Result<JobListAnswer> CallJobList(const std::string& path);
   Result<HttpResponse> SendOnce(const std::string& method, const std::string& path,

@@ -533,7 +533,8 @@ Result<std::optional<std::string>> Store::GetMeta(const std::string& name) const
 
 Result<int64_t> Store::LastEventId() const {
   std::lock_guard guard(impl_->mu);
-  auto select = impl_->conn->Prepare("SELECT COALESCE(MAX(id), 0) FROM events", "read the last event id");
+  auto select =
+      impl_->conn->Prepare("SELECT COALESCE(MAX(id), 0) FROM events", "read the last event id");
   if (!select) return std::unexpected(std::move(select.error()));
   auto row = select->Step();
   if (!row) return std::unexpected(std::move(row.error()));

@@ -1,8 +1,8 @@
 #include "base/error.h"
 
-#include <sstream>
-
 #include <gtest/gtest.h>
+
+#include <sstream>
 
 #include "base/secret.h"
 
@@ -10,8 +10,9 @@ namespace slurmfleet {
 namespace {
 
 TEST(ErrorTest, ToStringNamesWhereWhenKnown) {
-  EXPECT_EQ((Error{Code::kInvalidInput, "not a size; use e.g. 16G", "templates.gpu.mem"}).ToString(),
-            "templates.gpu.mem: not a size; use e.g. 16G");
+  EXPECT_EQ(
+      (Error{Code::kInvalidInput, "not a size; use e.g. 16G", "templates.gpu.mem"}).ToString(),
+      "templates.gpu.mem: not a size; use e.g. 16G");
   EXPECT_EQ((Error{Code::kInternal, "boom", ""}).ToString(), "boom");
 }
 

@@ -2,6 +2,8 @@
 // while 100 submissions arrive through its REST API, and restarted each time. Every intent must
 // end with exactly one job, no job carrying our tag may be left without its submission, and a
 // SIGTERM must drain and exit 0. Needs the running testbed.
+#include <gtest/gtest.h>
+#include <httplib.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,12 +13,9 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <thread>
-
-#include <gtest/gtest.h>
-#include <httplib.h>
-#include <nlohmann/json.hpp>
 
 #include "fleet/job_tag.h"
 #include "slurm/testbed_env.h"
@@ -41,23 +40,29 @@ class ServeIntegrationTest : public ::testing::Test {
     // Between the daemon and slurmrestd: every submit POST is held 150 ms on its way, so that the
     // random kills often land while a POST is in flight (recorded as submitting, answer never seen)
     std::string host_port = testbed_.url.substr(testbed_.url.find("//") + 2);
-    auto proxy = FaultProxy::Start(host_port.substr(0, host_port.find(':')),
-                                   std::stoi(host_port.substr(host_port.find(':') + 1)), seed_rng());
+    auto proxy =
+        FaultProxy::Start(host_port.substr(0, host_port.find(':')),
+                          std::stoi(host_port.substr(host_port.find(':') + 1)), seed_rng());
     ASSERT_TRUE(proxy) << proxy.error().ToString();
     proxy_ = std::move(*proxy);
     proxy_->AddRule({"POST", "/slurm/v0.0.45/job/submit", Fault::kDelay, 150ms, -1, 1.0});
     dir_ = std::filesystem::path(::testing::TempDir()) / instance_;
     std::filesystem::create_directories(dir_);
     std::ofstream(dir_ / "tokens") << "admin crashtest " << kAdminToken << "\n";
-    std::filesystem::permissions(dir_ / "tokens", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    std::filesystem::permissions(
+        dir_ / "tokens", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
     std::ofstream(dir_ / "slurmfleet.yaml")
         << "jenkins:\n  clouds:\n    - slurm:\n        name: testbed\n"
         << "        slurmRestApiUrl: " << proxy_->url() << "\n        apiVersion: v0.0.45\n"
-        << "        credentials: {user: " << testbed_.user << ", jwtKeyFile: " << testbed_.jwt_key << "}\n"
+        << "        credentials: {user: " << testbed_.user << ", jwtKeyFile: " << testbed_.jwt_key
+        << "}\n"
         << "        jenkinsUrl: http://127.0.0.1:8080/\n"
-        << "daemon:\n  listen: 127.0.0.1:" << port_ << "\n  stateFile: " << (dir_ / "state.db").string() << "\n"
-        << "  apiTokensFile: " << (dir_ / "tokens").string() << "\n  instance: " << instance_ << "\n"
-        << "  pollFastMs: 200\n  pollSlowMs: 1000\n  slurmTimeoutSeconds: 5\n  orphanGraceSeconds: 5\n";
+        << "daemon:\n  listen: 127.0.0.1:" << port_
+        << "\n  stateFile: " << (dir_ / "state.db").string() << "\n"
+        << "  apiTokensFile: " << (dir_ / "tokens").string() << "\n  instance: " << instance_
+        << "\n"
+        << "  pollFastMs: 200\n  pollSlowMs: 1000\n  slurmTimeoutSeconds: 5\n  orphanGraceSeconds: "
+           "5\n";
     slurm::TransportOptions t;
     t.base_url = testbed_.url;
     transport_ = std::move(*slurm::CurlTransport::Create(t));
@@ -87,8 +92,8 @@ class ServeIntegrationTest : public ::testing::Test {
     if (pid_ == 0) {
       std::string log = (dir_ / "serve.log").string();
       freopen(log.c_str(), "a", stderr);
-      execl(SLURMFLEET_BINARY, SLURMFLEET_BINARY, "serve", "--config", (dir_ / "slurmfleet.yaml").c_str(),
-            static_cast<char*>(nullptr));
+      execl(SLURMFLEET_BINARY, SLURMFLEET_BINARY, "serve", "--config",
+            (dir_ / "slurmfleet.yaml").c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }
     for (int i = 0; i < 100; ++i) {
@@ -130,7 +135,8 @@ class ServeIntegrationTest : public ::testing::Test {
     if (!jobs) return out;
     for (const slurm::JobInfo& j : jobs->jobs) {
       auto tag = fleet::ParseTag(j.comment);
-      if (tag && tag->instance == instance_ && j.state.base == slurm::BaseState::kPending) ++out[tag->key];
+      if (tag && tag->instance == instance_ && j.state.base == slurm::BaseState::kPending)
+        ++out[tag->key];
     }
     return out;
   }
@@ -183,7 +189,8 @@ TEST_F(ServeIntegrationTest, KilledAtRandomMomentsEveryIntentEndsWithExactlyOneJ
     int settled = 0;
     for (const auto& s : list["submissions"]) settled += s["phase"] == "pending";
     if (settled == kSubmissions) break;
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "not every submission reached pending: " << list.dump();
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+        << "not every submission reached pending: " << list.dump();
     std::this_thread::sleep_for(500ms);
   }
   EXPECT_EQ(list["submissions"].size(), static_cast<size_t>(kSubmissions));
@@ -217,7 +224,8 @@ TEST_F(ServeIntegrationTest, ASecondDaemonOnTheSameStateFileRefusesToStart) {
   StartDaemon();
   ASSERT_FALSE(HasFatalFailure());
   std::string out = (dir_ / "second.log").string();
-  std::string cmd = std::string(SLURMFLEET_BINARY) + " serve --config " + (dir_ / "slurmfleet.yaml").string() +
+  std::string cmd = std::string(SLURMFLEET_BINARY) + " serve --config " +
+                    (dir_ / "slurmfleet.yaml").string() +
                     " --set daemon.listen=127.0.0.1:" + std::to_string(port_ + 1) + " 2> " + out;
   int rc = std::system(cmd.c_str());
   EXPECT_NE(rc, 0);

@@ -1,12 +1,12 @@
 // The engine against the real Slurm testbed, through the fault-injection proxy: lost submit
 // responses never duplicate or lose a job, tracking is one request per pass however many jobs,
 // and an outage of slurmrestd or slurmctld is survived. Needs the running testbed.
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <map>
 #include <random>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "fleet/engine.h"
 #include "slurm/testbed_env.h"
@@ -114,7 +114,8 @@ class EngineIntegrationTest : public ::testing::Test {
     if (!jobs) return out;
     for (const slurm::JobInfo& j : jobs->jobs) {
       auto tag = ParseTag(j.comment);
-      bool live = j.state.base == slurm::BaseState::kPending || j.state.base == slurm::BaseState::kRunning;
+      bool live =
+          j.state.base == slurm::BaseState::kPending || j.state.base == slurm::BaseState::kRunning;
       if (tag && tag->instance == instance_ && (live || !live_only)) ++out[tag->key];
     }
     return out;
@@ -133,11 +134,12 @@ class EngineIntegrationTest : public ::testing::Test {
 
 TEST_F(EngineIntegrationTest, TwoHundredLostSubmitResponsesMakeExactlyTwoHundredJobs) {
   proxy_->AddRule({"POST", "/slurm/v0.0.45/job/submit", Fault::kDropResponse, 0ms, -1, 1.0});
-  for (int i = 0; i < 200; ++i) ASSERT_TRUE(engine_->AddIntent("drop-" + std::to_string(i), "job", "t", Held("drop")));
+  for (int i = 0; i < 200; ++i)
+    ASSERT_TRUE(engine_->AddIntent("drop-" + std::to_string(i), "job", "t", Held("drop")));
   ASSERT_TRUE(TickUntil([&] { return AllPhase(Phase::kPending); }, 120s));
   EXPECT_EQ(proxy_->Count("POST", "/slurm/v0.0.45/job/submit"), 200);  // never resent
   std::map<std::string, int> jobs = TaggedJobs(false);
-  EXPECT_EQ(jobs.size(), 200u);  // 0 lost
+  EXPECT_EQ(jobs.size(), 200u);                              // 0 lost
   for (const auto& [key, n] : jobs) EXPECT_EQ(n, 1) << key;  // 0 duplicates
   std::set<uint32_t> ids;
   auto all = store_->List({});
@@ -161,17 +163,21 @@ TEST_F(EngineIntegrationTest, ASubmitThatNeverReachedSlurmIsResentOnceAbsenceIsP
 }
 
 TEST_F(EngineIntegrationTest, TrackingFiveHundredJobsIsOneRequestPerPass) {
-  for (int i = 0; i < 500; ++i) ASSERT_TRUE(engine_->AddIntent("t-" + std::to_string(i), "job", "t", Held("track")));
+  for (int i = 0; i < 500; ++i)
+    ASSERT_TRUE(engine_->AddIntent("t-" + std::to_string(i), "job", "t", Held("track")));
   ASSERT_TRUE(TickUntil([&] { return AllPhase(Phase::kPending); }, 120s));
   proxy_->ResetCounts();
   for (int pass = 0; pass < 5; ++pass) {
     PassStats stats = engine_->Tick();
-    EXPECT_EQ(stats.tracking_requests, 1) << (stats.slurm_error ? stats.slurm_error->ToString() : "no error");
+    EXPECT_EQ(stats.tracking_requests, 1)
+        << (stats.slurm_error ? stats.slurm_error->ToString() : "no error");
     std::this_thread::sleep_for(1100ms);  // let last_update move on, so every pass can see changes
   }
   EXPECT_EQ(proxy_->TotalRequests(), 5);
   // each pass asked either for the states of our jobs or for the full list, never per job
-  EXPECT_EQ(proxy_->Count("GET", "/slurm/v0.0.45/jobs/") + proxy_->Count("GET", "/slurm/v0.0.45/jobs/state/"), 5);
+  EXPECT_EQ(proxy_->Count("GET", "/slurm/v0.0.45/jobs/") +
+                proxy_->Count("GET", "/slurm/v0.0.45/jobs/state/"),
+            5);
 }
 
 TEST_F(EngineIntegrationTest, SurvivesSlurmrestdAndSlurmctldRestarts) {

@@ -151,7 +151,8 @@ TEST_F(EngineTest, ACrashBetweenRecordingAndPostingIsResentAfterTheMargin) {
   s.key = "crashed";
   s.kind = "job";
   s.cloud = "c1";
-  s.request_json = R"({"job":{"name":"x","script":"#!/bin/bash\n","environment":["PATH=/bin"]},"secret_env":[]})";
+  s.request_json =
+      R"({"job":{"name":"x","script":"#!/bin/bash\n","environment":["PATH=/bin"]},"secret_env":[]})";
   ASSERT_TRUE(store_->Add(s));
   s.phase = Phase::kSubmitting;
   s.attempts = 1;
@@ -184,7 +185,8 @@ TEST_F(EngineTest, StateChangesBecomeEventsAndTheEndIsRecorded) {
   ASSERT_TRUE(events);
   std::vector<std::string> types;
   for (const auto& e : *events) types.push_back(e.type);
-  EXPECT_EQ(types, (std::vector<std::string>{"intent", "submitting", "submitted", "state", "state", "finished"}));
+  EXPECT_EQ(types, (std::vector<std::string>{"intent", "submitting", "submitted", "state", "state",
+                                             "finished"}));
 }
 
 TEST_F(EngineTest, VanishedJobIsLostOnlyAfterTheGracePeriod) {
@@ -238,6 +240,20 @@ TEST_F(EngineTest, OrphansWithOurTagAreCancelledAfterTheGracePeriodAndNothingEls
   EXPECT_EQ(slurm_.jobs().at(untagged).state.base, slurm::BaseState::kRunning);
   EXPECT_EQ(slurm_.jobs().at(other_instance).state.base, slurm::BaseState::kRunning);
   EXPECT_EQ(slurm_.jobs().at(other_user).state.base, slurm::BaseState::kRunning);
+}
+
+TEST_F(EngineTest, ALateDuplicateOfALiveSubmissionIsCancelled) {
+  std::string key = Add("run-21");
+  engine_->Tick();
+  uint32_t own = *Get(key).job_id;
+  // a POST thought lost lands after the job was sent again: a second job with the same tag
+  uint32_t late = slurm_.AddForeignJob("slurmfleet:test:run-21", "ci");
+  Advance(61s);
+  slurm_.Touch();
+  Settle();
+  EXPECT_EQ(slurm_.jobs().at(late).state.base, slurm::BaseState::kCancelled);
+  EXPECT_NE(slurm_.jobs().at(own).state.base, slurm::BaseState::kCancelled);
+  EXPECT_EQ(Get(key).job_id, own);
 }
 
 TEST_F(EngineTest, ALiveSubmissionsJobIsNeverAnOrphan) {
@@ -295,7 +311,8 @@ TEST_F(EngineTest, OneTrackingRequestPerPassHoweverManyJobs) {
   for (int i = 0; i < 500; ++i) Add("m" + std::to_string(i));
   engine_->Tick();
   for (int pass = 0; pass < 6; ++pass) {
-    if (pass == 3) slurm_.SetState(slurm_.jobs().begin()->first, {"RUNNING"});  // forces a full list
+    if (pass == 3)
+      slurm_.SetState(slurm_.jobs().begin()->first, {"RUNNING"});  // forces a full list
     int before = slurm_.list_calls + slurm_.state_calls;
     PassStats stats = engine_->Tick();
     EXPECT_EQ(slurm_.list_calls + slurm_.state_calls - before, 1);

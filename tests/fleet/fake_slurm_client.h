@@ -31,7 +31,8 @@ class FakeSlurmClient final : public slurm::Client {
     }
     slurm::JobInfo job;
     job.job_id = next_id_++;
-    job.sluid = "s" + std::string(13 - std::to_string(job.job_id).size(), '0') + std::to_string(job.job_id);
+    job.sluid =
+        "s" + std::string(13 - std::to_string(job.job_id).size(), '0') + std::to_string(job.job_id);
     job.name = r.name;
     job.comment = r.comment;
     job.user_name = user_;
@@ -47,11 +48,14 @@ class FakeSlurmClient final : public slurm::Client {
     }
     return slurm::SubmitReceipt{job.job_id, "batch", "", {}};
   }
-  Result<slurm::SubmitReceipt> SubmitHet(const std::vector<slurm::JobRequest>& c) override { return Submit(c.at(0)); }
+  Result<slurm::SubmitReceipt> SubmitHet(const std::vector<slurm::JobRequest>& c) override {
+    return Submit(c.at(0));
+  }
 
   Result<std::vector<slurm::JobInfo>> GetJob(const slurm::JobRef& ref) override {
     for (const auto& [id, j] : jobs_) {
-      if (id == ref.id || (!ref.sluid.empty() && j.sluid == ref.sluid)) return std::vector<slurm::JobInfo>{j};
+      if (id == ref.id || (!ref.sluid.empty() && j.sluid == ref.sluid))
+        return std::vector<slurm::JobInfo>{j};
     }
     return Fail(Code::kNotFound, "no such job", "GET");
   }
@@ -95,7 +99,8 @@ class FakeSlurmClient final : public slurm::Client {
     ++cancel_calls;
     auto it = jobs_.find(ref.id);
     if (it == jobs_.end()) return Fail(Code::kNotFound, "no such job", "DELETE");
-    if (it->second.user_name != user_) return Fail(Code::kRejected, "belongs to another user", "DELETE");
+    if (it->second.user_name != user_)
+      return Fail(Code::kRejected, "belongs to another user", "DELETE");
     auto b = it->second.state.base;
     if (b == slurm::BaseState::kPending || b == slurm::BaseState::kRunning) {
       it->second.state = slurm::ParseJobState({"CANCELLED"});

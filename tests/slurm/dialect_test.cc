@@ -2,11 +2,10 @@
 // encode -> decode round trip of the job model.
 #include "slurm/dialect.h"
 
-#include "slurm/job_list_decoder.h"
-
 #include <gtest/gtest.h>
 
 #include "slurm/fake_transport.h"
+#include "slurm/job_list_decoder.h"
 
 namespace slurmfleet::slurm {
 namespace {
@@ -14,7 +13,9 @@ namespace {
 class DialectTest : public ::testing::TestWithParam<std::string> {
  protected:
   const Dialect& dialect() { return *FindDialect(GetParam()); }
-  nlohmann::json Load(const std::string& name) { return nlohmann::json::parse(ReadTestdata(GetParam() + "/" + name + ".json")); }
+  nlohmann::json Load(const std::string& name) {
+    return nlohmann::json::parse(ReadTestdata(GetParam() + "/" + name + ".json"));
+  }
   // The recorded answer, decoded as the client decodes it.
   JobListAnswer Decode(const std::string& name) {
     std::string body = ReadTestdata(GetParam() + "/" + name + ".json");
@@ -166,7 +167,9 @@ TEST(JobDescTest, RoundTripsThroughAHumanWrittenJobDesc) {
 
 TEST(JobDescTest, AcceptsPlainIntegersAndCsvNodes) {
   Result<JobRequest> r = JobRequestFromJobDesc(
-      nlohmann::json::parse(R"({"memory_per_node": 512, "time_limit": 10, "required_nodes": "n1,n2"})"), "job");
+      nlohmann::json::parse(
+          R"({"memory_per_node": 512, "time_limit": 10, "required_nodes": "n1,n2"})"),
+      "job");
   ASSERT_TRUE(r) << r.error().ToString();
   EXPECT_EQ(r->memory_per_node_mb, 512u);
   EXPECT_EQ(r->time_limit_minutes, 10u);

@@ -15,7 +15,8 @@
 namespace slurmfleet::slurm {
 
 inline std::string ReadTestdata(const std::string& relative) {
-  std::ifstream in(std::string(SLURMFLEET_TESTDATA_DIR) + "/slurm/testdata/" + relative, std::ios::binary);
+  std::ifstream in(std::string(SLURMFLEET_TESTDATA_DIR) + "/slurm/testdata/" + relative,
+                   std::ios::binary);
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -34,7 +35,9 @@ class FakeTransport final : public Transport {
  public:
   // Requests whose "METHOD path" starts with `prefix` get the next queued outcome for it; when the
   // queue holds one outcome it is kept and repeated.
-  void On(const std::string& prefix, Result<HttpResponse> outcome) { script_[prefix].push_back(std::move(outcome)); }
+  void On(const std::string& prefix, Result<HttpResponse> outcome) {
+    script_[prefix].push_back(std::move(outcome));
+  }
 
   Result<HttpResponse> Send(const HttpRequest& request) override {
     std::string key = request.method + " " + request.path;
@@ -42,9 +45,12 @@ class FakeTransport final : public Transport {
     // longest matching prefix wins
     std::string best;
     for (const auto& [prefix, outcomes] : script_) {
-      if (key.rfind(prefix, 0) == 0 && prefix.size() > best.size() && !outcomes.empty()) best = prefix;
+      if (key.rfind(prefix, 0) == 0 && prefix.size() > best.size() && !outcomes.empty())
+        best = prefix;
     }
-    if (best.empty()) return HttpResponse{404, R"({"errors":[{"error":"Unable to find requested URL endpoint"}]})", ""};
+    if (best.empty())
+      return HttpResponse{404, R"({"errors":[{"error":"Unable to find requested URL endpoint"}]})",
+                          ""};
     auto& outcomes = script_[best];
     Result<HttpResponse> r = outcomes.front();
     if (outcomes.size() > 1) outcomes.pop_front();

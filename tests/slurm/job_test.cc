@@ -25,14 +25,22 @@ TEST(JobStateTest, EveryBaseStateParsesAndPrints) {
 
 TEST(JobStateTest, EveryFlagParsesAlongsideTheBaseState) {
   const std::vector<std::pair<std::string, JobFlag>> flags = {
-      {"LAUNCH_FAILED", kFlagLaunchFailed}, {"REQUEUED", kFlagRequeued},
-      {"REQUEUE_HOLD", kFlagRequeueHold},   {"SPECIAL_EXIT", kFlagSpecialExit},
-      {"RESIZING", kFlagResizing},          {"CONFIGURING", kFlagConfiguring},
-      {"COMPLETING", kFlagCompleting},      {"STOPPED", kFlagStopped},
-      {"RECONFIG_FAIL", kFlagReconfigFail}, {"POWER_UP_NODE", kFlagPowerUpNode},
-      {"REVOKED", kFlagRevoked},            {"REQUEUE_FED", kFlagRequeueFed},
-      {"RESV_DEL_HOLD", kFlagResvDelHold},  {"SIGNALING", kFlagSignaling},
-      {"STAGE_OUT", kFlagStageOut},         {"EXPEDITING", kFlagExpediting},
+      {"LAUNCH_FAILED", kFlagLaunchFailed},
+      {"REQUEUED", kFlagRequeued},
+      {"REQUEUE_HOLD", kFlagRequeueHold},
+      {"SPECIAL_EXIT", kFlagSpecialExit},
+      {"RESIZING", kFlagResizing},
+      {"CONFIGURING", kFlagConfiguring},
+      {"COMPLETING", kFlagCompleting},
+      {"STOPPED", kFlagStopped},
+      {"RECONFIG_FAIL", kFlagReconfigFail},
+      {"POWER_UP_NODE", kFlagPowerUpNode},
+      {"REVOKED", kFlagRevoked},
+      {"REQUEUE_FED", kFlagRequeueFed},
+      {"RESV_DEL_HOLD", kFlagResvDelHold},
+      {"SIGNALING", kFlagSignaling},
+      {"STAGE_OUT", kFlagStageOut},
+      {"EXPEDITING", kFlagExpediting},
   };
   for (const auto& [name, flag] : flags) {
     JobState s = ParseJobState({"RUNNING", name});

@@ -1,16 +1,16 @@
 // RestClient against the real Slurm testbed, for the oldest (v0.0.42) and the newest (v0.0.45)
 // API version we speak. Needs the running testbed (see testbed_env.h).
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
-#include <gtest/gtest.h>
-
+#include "base/fake_clock.h"
 #include "slurm/job_outcome.h"
 #include "slurm/testbed_env.h"
-#include "base/fake_clock.h"
 
 namespace slurmfleet::slurm {
 namespace {
@@ -102,7 +102,8 @@ TEST_P(RestClientIntegrationTest, PingReportsTheTestbed) {
 }
 
 TEST_P(RestClientIntegrationTest, SubmitRunsToCompletionAndWritesItsOutput) {
-  Result<SubmitReceipt> receipt = client_->Submit(Job("echo slurmfleet-says-hello\nsleep 2\n", "complete"));
+  Result<SubmitReceipt> receipt =
+      client_->Submit(Job("echo slurmfleet-says-hello\nsleep 2\n", "complete"));
   ASSERT_TRUE(receipt) << receipt.error().ToString();
   JobRef ref{receipt->job_id, ""};
   std::vector<JobInfo> running = WaitFor(*client_, ref, Running);
@@ -115,7 +116,8 @@ TEST_P(RestClientIntegrationTest, SubmitRunsToCompletionAndWritesItsOutput) {
   EXPECT_EQ(ended[0].user_name, testbed_.user);
   std::string out_path = ended[0].standard_output;
   if (out_path.find("%j") != std::string::npos || out_path.empty()) {
-    out_path = ended[0].current_working_directory + "/slurm-" + std::to_string(receipt->job_id) + ".out";
+    out_path =
+        ended[0].current_working_directory + "/slurm-" + std::to_string(receipt->job_id) + ".out";
   }
   EXPECT_NE(ReadClusterFile(out_path).find("slurmfleet-says-hello"), std::string::npos) << out_path;
 }
@@ -239,7 +241,8 @@ TEST_P(RestClientIntegrationTest, CancelOfAnotherUsersJobIsRefusedBeforeAnyDelet
   Status refused = client_->Cancel({s->job_id, ""});
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code, Code::kRejected);
-  EXPECT_NE(refused.error().message.find("belongs to user 'other'"), std::string::npos) << refused.error().message;
+  EXPECT_NE(refused.error().message.find("belongs to user 'other'"), std::string::npos)
+      << refused.error().message;
   EXPECT_EQ(counting_->Count("DELETE"), deletes_before);
   // slurmctld is still fine, and the owner can cancel its own job
   ASSERT_TRUE(client_->Ping());
@@ -272,7 +275,8 @@ TEST_P(RestClientIntegrationTest, DeltaPollingSeesChangesInOneRequestEach) {
   ASSERT_TRUE(client_->Cancel({s->job_id, ""}));
 }
 
-INSTANTIATE_TEST_SUITE_P(OldestAndNewest, RestClientIntegrationTest, ::testing::Values("v0.0.42", "v0.0.45"));
+INSTANTIATE_TEST_SUITE_P(OldestAndNewest, RestClientIntegrationTest,
+                         ::testing::Values("v0.0.42", "v0.0.45"));
 
 }  // namespace
 }  // namespace slurmfleet::slurm

@@ -151,10 +151,13 @@ TEST_P(RestClientTest, AllJobStatesIsOneUnfilteredRequest) {
 }
 
 TEST_P(RestClientTest, JobStatesTrackHetLeadersAndSkipOtherComponentsAndArrayTasks) {
-  transport_.On("GET " + P("/jobs/state/"),
-                HttpResponse{200, R"({"jobs":[{"job_id":"7","state":["RUNNING"]},{"job_id":"8+0","state":["PENDING"]},
+  transport_.On(
+      "GET " + P("/jobs/state/"),
+      HttpResponse{
+          200, R"({"jobs":[{"job_id":"7","state":["RUNNING"]},{"job_id":"8+0","state":["PENDING"]},
                                      {"job_id":"8+1","state":["PENDING"]},{"job_id":"9_3","state":["RUNNING"]}],
-                                     "errors":[],"warnings":[]})", "application/json"});
+                                     "errors":[],"warnings":[]})",
+          "application/json"});
   Result<std::vector<JobStateEntry>> r = Make()->AllJobStates();
   ASSERT_TRUE(r) << r.error().ToString();
   ASSERT_EQ(r->size(), 2u);
@@ -188,7 +191,8 @@ TEST_P(RestClientTest, CancelChecksOwnershipThenUsesThePluralEndpoint) {
   transport_.On("DELETE " + P("/jobs/"), Recorded(v(), "cancel"));
   nlohmann::json running = nlohmann::json::parse(ReadTestdata(v() + "/job_running.json"));
   uint32_t id = running["jobs"][0]["job_id"];
-  std::string sluid = FindDialect(v())->has_sluid ? running["jobs"][0]["step_id"]["sluid"].get<std::string>() : "";
+  std::string sluid =
+      FindDialect(v())->has_sluid ? running["jobs"][0]["step_id"]["sluid"].get<std::string>() : "";
   Status s = Make()->Cancel({id, sluid}, "SIGKILL");
   ASSERT_TRUE(s) << s.error().ToString();
   ASSERT_EQ(transport_.Count("DELETE"), 1);
@@ -228,7 +232,8 @@ TEST_P(RestClientTest, CancelSeesSlurmsErrorsInsideA200) {
 
 TEST_P(RestClientTest, CancelOfAJobThatJustCompletedIsSuccess) {
   transport_.On("GET " + P("/job/"), Recorded(v(), "job_running"));
-  transport_.On("DELETE " + P("/jobs/"), Recorded(v(), "cancel_again"));  // [2021] already completing
+  transport_.On("DELETE " + P("/jobs/"),
+                Recorded(v(), "cancel_again"));  // [2021] already completing
   EXPECT_TRUE(Make()->Cancel({1, ""}));
 }
 
@@ -326,7 +331,8 @@ TEST(RestClientConnectTest, AutoWithEveryVersionRefusingTheTokenIsAnAuthError) {
 TEST(RestClientConnectTest, AutoNeverPrefersTheDeprecatedVersion) {
   FakeTransport t;
   FakeTokenSource tokens;
-  for (std::string v : {"v0.0.42", "v0.0.43", "v0.0.44", "v0.0.45"}) t.On("GET /slurm/" + v + "/ping/", Recorded(v, "ping"));
+  for (std::string v : {"v0.0.42", "v0.0.43", "v0.0.44", "v0.0.45"})
+    t.On("GET /slurm/" + v + "/ping/", Recorded(v, "ping"));
   auto c = RestClient::Connect(t, tokens, {});
   ASSERT_TRUE(c);
   EXPECT_EQ((*c)->api_version(), "v0.0.45");

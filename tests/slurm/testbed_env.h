@@ -3,11 +3,11 @@
 // cannot pass by testing nothing.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <memory>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "auth/minting_token_source.h"
 #include "base/clock.h"
