@@ -125,24 +125,4 @@ std::optional<uint64_t> JsonFields::OptionalNoValUInt64(const char* key) {
   return static_cast<uint64_t>(n);
 }
 
-std::optional<int32_t> JsonFields::OptionalNoValInt32(const char* key) {
-  const nlohmann::json* v = Find(key);
-  if (!v) return std::nullopt;
-  if (v->is_number_integer()) return v->get<int32_t>();
-  if (!v->is_object()) {
-    WrongType(key, "a number or a {set, infinite, number} object");
-    return std::nullopt;
-  }
-  JsonFields inner(*v, PathOf(key));
-  bool set = inner.Bool("set");
-  bool infinite = inner.Bool("infinite");
-  const nlohmann::json* number = inner.Find("number");
-  if (!inner.ok()) {
-    error_ = inner.error();
-    return std::nullopt;
-  }
-  if (!set || infinite || !number || !number->is_number_integer()) return std::nullopt;
-  return number->get<int32_t>();
-}
-
 }  // namespace slurmfleet::slurm

@@ -27,7 +27,6 @@ class JsonFields {
   // Slurm's {"set": bool, "infinite": bool, "number": N} structs (plain numbers are accepted too);
   // nullopt when unset or infinite.
   std::optional<uint64_t> OptionalNoValUInt64(const char* key);
-  std::optional<int32_t> OptionalNoValInt32(const char* key);
 
   std::string PathOf(const char* key) const { return path_ + "." + key; }
   bool ok() const { return !error_; }
