@@ -193,21 +193,10 @@ PassStats Engine::Tick() {
   TakeInbox();
   const int64_t poll_started = Now();
   if (NeedFullList(poll_started)) {
-    Result<slurm::JobsSnapshot> snapshot = slurm_.JobsChangedSince(cursor_);
-    if (snapshot && snapshot->changed) last_full_list_jobs_ = snapshot->jobs.size();
-    if (snapshot) {
-      stats.tracking_requests = 1;
-      stats.full_list = true;
-      cursor_ = snapshot->last_update;
-      details_wanted_ = false;
-      Track(stats, *snapshot, poll_started);
-      snapshot = Fail(Code::kInternal, "released");
-      // the answer was tens of MB on a busy cluster and the next one is seconds away: give the
-      // memory back instead of keeping it as the process's high-water mark
-      malloc_trim(0);
-    } else {
-      stats.slurm_error = snapshot.error();
-    }
+    FullTrack(stats, poll_started);
+    // the answer was tens of MB on a busy cluster and the next one is seconds away: give the
+    // memory back instead of keeping it as the process's high-water mark
+    malloc_trim(0);
   } else {
     LightTrack(stats);
   }
@@ -216,6 +205,20 @@ PassStats Engine::Tick() {
   if (!stats.slurm_error && have_full_list_) CollectOrphans(stats, poll_started);
   Retire();
   return stats;
+}
+
+void Engine::FullTrack(PassStats& stats, int64_t poll_started) {
+  Result<slurm::JobsSnapshot> snapshot = slurm_.JobsChangedSince(cursor_);
+  if (!snapshot) {
+    stats.slurm_error = snapshot.error();
+    return;
+  }
+  if (snapshot->changed) last_full_list_jobs_ = snapshot->jobs.size();
+  stats.tracking_requests = 1;
+  stats.full_list = true;
+  cursor_ = snapshot->last_update;
+  details_wanted_ = false;
+  Track(stats, *snapshot, poll_started);
 }
 
 void Engine::LightTrack(PassStats& stats) {

@@ -106,7 +106,8 @@ class Engine {
   void TakeInbox();
   bool NeedFullList(int64_t now) const;
   void Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_t poll_started);
-  void LightTrack(PassStats& stats);
+  void FullTrack(PassStats& stats, int64_t poll_started);  // the whole job list
+  void LightTrack(PassStats& stats);                       // jobs/state of our jobs
   void SubmitIntents(PassStats& stats);
   void CancelRequested(PassStats& stats);
   void CollectOrphans(PassStats& stats, int64_t poll_started);
