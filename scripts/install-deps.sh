@@ -9,6 +9,7 @@ PACKAGES=(
   libspdlog-dev libfmt-dev libcli11-dev libssl-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev
   shellcheck clang-format
+  groovy default-jre-headless
   debootstrap util-linux curl ca-certificates python3
 )
 

@@ -15,6 +15,7 @@ void AddJobsCommand(CLI::App& app, CommandResult& result);
 void AddValidateCommand(CLI::App& app, CommandResult& result);
 void AddRenderCommand(CLI::App& app, CommandResult& result);
 void AddServeCommand(CLI::App& app, CommandResult& result);
+void AddAgentsCommand(CLI::App& app, CommandResult& result);  // agents and activities
 
 inline void RegisterCommands(CLI::App& app, CommandResult& result) {
   AddPingCommand(app, result);
@@ -22,6 +23,7 @@ inline void RegisterCommands(CLI::App& app, CommandResult& result) {
   AddValidateCommand(app, result);
   AddRenderCommand(app, result);
   AddServeCommand(app, result);
+  AddAgentsCommand(app, result);
 }
 
 }  // namespace slurmfleet::cli

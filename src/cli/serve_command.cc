@@ -3,7 +3,8 @@
 // source, client and engine, then the REST server. Start-up follows dependency order and every
 // stop runs in reverse. SIGTERM/SIGINT: stop taking work, let each engine finish its pass (a
 // submit POST in flight completes and is recorded), close the store, exit 0. SIGHUP: re-read the
-// config and the API tokens; state is untouched.
+// config, then swap in the API tokens and the clouds' templates, caps and folders; state is
+// untouched, and a change that needs a restart (a cloud added or removed) is refused.
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
@@ -18,6 +19,7 @@
 #include "cli/exit_codes.h"
 #include "config/config.h"
 #include "fleet/service.h"
+#include "jenkins/http_client.h"
 #include "server/http_server.h"
 #include "server/version.h"
 #include "slurm/curl_transport.h"
@@ -147,7 +149,47 @@ int RunServe(const ServeOptions& options) {
     clouds.push_back(std::move(rt));
   }
 
-  fleet::Service service(**store, std::move(clouds));
+  fleet::Provisioning provisioning;
+  if (cfg->jenkins) {
+    const config::JenkinsConfig& j = *cfg->jenkins;
+    jenkins::HttpClientOptions jo;
+    jo.base_url = j.url;
+    jo.user = j.credentials.user;
+    jo.api_token_file = j.credentials.api_token_file;
+    jo.verify_tls = j.tls_verify;
+    auto client = jenkins::HttpClient::Create(jo);
+    if (!client) {
+      Log("error: jenkins: " + client.error().ToString());
+      return kExitConfig;
+    }
+    provisioning.jenkins = std::move(*client);
+    provisioning.jenkins_url = j.url;
+    provisioning.default_ttl = std::chrono::seconds(j.ephemeral_ttl_seconds);
+    auto templates = fleet::TemplateRegistry::Create(**store, clock, *cfg);
+    if (!templates) {
+      Log("error: " + templates.error().ToString());
+      return kExitFailure;
+    }
+    provisioning.templates = std::move(*templates);
+    std::vector<fleet::ProvisionerCloud> targets;
+    for (fleet::CloudRuntime& rt : clouds) {
+      targets.push_back({rt.name, rt.engine.get(), rt.client.get()});
+    }
+    fleet::ProvisionerOptions po;
+    po.instance = daemon.instance;
+    po.interval = std::chrono::milliseconds(j.poll_ms);
+    auto provisioner = fleet::Provisioner::Create(*provisioning.jenkins, *provisioning.templates,
+                                                  **store, clock, std::move(targets), po);
+    if (!provisioner) {
+      Log("error: " + provisioner.error().ToString());
+      return kExitFailure;
+    }
+    provisioning.provisioner = std::move(*provisioner);
+    Log("jenkins " + j.url + " as " + j.credentials.user + ": provisioning agents");
+  } else {
+    Log("no jenkins.url configured: agent provisioning is off");
+  }
+  fleet::Service service(**store, std::move(clouds), std::move(provisioning));
   auto listen = SplitListen(daemon.listen);
   if (!listen) {
     Log("error: " + listen.error().ToString());
@@ -196,6 +238,10 @@ int RunServe(const ServeOptions& options) {
       }
       if (Status reloaded = (*tokens)->Reload(); !reloaded) {
         Log("API tokens not reloaded: " + reloaded.error().ToString());
+      }
+      if (Status reloaded = service.Reload(*fresh); !reloaded) {
+        Log("templates and caps not reloaded: " + reloaded.error().ToString());
+        continue;
       }
       Log("configuration re-read (" + options.config_path + ")");
       continue;

@@ -288,26 +288,14 @@ Cloud DecodeCloud(const YAML::Node& n, const std::string& path, DiagnosticSink& 
   r.HintForUnknown("credentialsId",
                    "slurmfleet reads the JWT itself instead of a Jenkins credential: replace "
                    "credentialsId with credentials: {user: ci, jwtFile: /path/to/token}");
-  c.jenkins_url = Required(r, "jenkinsUrl",
-                           "set the URL agents use to reach Jenkins, e.g. http://jenkins:8080/");
-  CheckUrl(r, "jenkinsUrl", c.jenkins_url);
-  if (!c.jenkins_url.empty() && !c.jenkins_url.ends_with("/")) c.jenkins_url += "/";
-  if (YAML::Node j = r.Child("jenkinsCredentials"); j.IsDefined()) {
-    MapReader jr(j, r.PathOf("jenkinsCredentials"), sink);
-    c.jenkins_credentials.user = Required(jr, "user", "the Jenkins user slurmfleet acts as");
-    c.jenkins_credentials.api_token_file =
-        Required(jr, "apiTokenFile", "a file holding that user's API token");
-    CheckAbsolute(jr, "apiTokenFile",
-                  c.jenkins_credentials.api_token_file.empty()
-                      ? std::nullopt
-                      : std::optional(c.jenkins_credentials.api_token_file));
-    for (const char* inline_key : {"apiToken", "token", "password"}) {
-      jr.HintForUnknown(inline_key,
-                        "credentials are never written inline: put the API token in a file and "
-                        "set apiTokenFile to its path");
-    }
-    jr.Finish();
+  if (auto url = r.String("jenkinsUrl")) {
+    c.jenkins_url = *url;
+    CheckUrl(r, "jenkinsUrl", c.jenkins_url);
+    if (!c.jenkins_url.empty() && !c.jenkins_url.ends_with("/")) c.jenkins_url += "/";
   }
+  r.HintForUnknown("jenkinsCredentials",
+                   "slurmfleet talks to one Jenkins: move this block to jenkins.credentials "
+                   "(beside jenkins.url and jenkins.clouds)");
   c.defaults.job.partition = r.String("defaultPartition");
   if (auto v = r.Int("maxAgents", 1, 100000)) c.max_agents = static_cast<int>(*v);
   if (auto v = r.Int("agentTimeoutMinutes", 1, 24 * 60)) {
@@ -390,6 +378,54 @@ BatchConfig DecodeBatch(const YAML::Node& n, DiagnosticSink& sink) {
   return b;
 }
 
+// jenkins.url and its siblings; nullopt when there is no jenkins.url (no provisioning).
+std::optional<JenkinsConfig> DecodeJenkins(MapReader& r, DiagnosticSink& sink) {
+  std::optional<std::string> url = r.String("url");
+  YAML::Node creds = r.Child("credentials");
+  JenkinsConfig j;
+  j.tls_verify = r.Bool("tlsVerify").value_or(true);
+  if (auto v = r.Int("pollMs", 200, 600000)) j.poll_ms = static_cast<int>(*v);
+  if (auto v = r.Int("agentTimeoutMinutes", 1, 24 * 60))
+    j.agent_timeout_minutes = static_cast<int>(*v);
+  if (auto v = r.Int("ephemeralTemplateTtlSeconds", 60, 7 * 24 * 3600)) {
+    j.ephemeral_ttl_seconds = static_cast<int>(*v);
+  }
+  if (!url) {
+    if (creds.IsDefined()) {
+      sink.Report(creds, "jenkins.credentials", "credentials without jenkins.url",
+                  "set jenkins.url to the Jenkins these credentials are for");
+    }
+    return std::nullopt;
+  }
+  j.url = *url;
+  if (j.url.empty()) {
+    sink.Report(
+        r.node()["url"], "jenkins.url", "must not be empty",
+        "write the Jenkins URL slurmfleet uses, e.g. http://jenkins:8080/, or remove the key");
+  }
+  CheckUrl(r, "url", j.url);
+  if (!j.url.empty() && !j.url.ends_with("/")) j.url += "/";
+  if (!creds.IsDefined()) {
+    sink.Report(r.node(), "jenkins.credentials", "jenkins.url is set but no credentials are",
+                "add credentials: {user: <jenkins user>, apiTokenFile: /path/to/api-token}");
+    return j;
+  }
+  MapReader cr(creds, "jenkins.credentials", sink);
+  j.credentials.user = Required(cr, "user", "the Jenkins user slurmfleet acts as");
+  j.credentials.api_token_file =
+      Required(cr, "apiTokenFile", "a file holding that user's API token");
+  CheckAbsolute(cr, "apiTokenFile",
+                j.credentials.api_token_file.empty() ? std::nullopt
+                                                     : std::optional(j.credentials.api_token_file));
+  for (const char* inline_key : {"apiToken", "token", "password"}) {
+    cr.HintForUnknown(inline_key,
+                      "credentials are never written inline: put the API token in a file and "
+                      "set apiTokenFile to its path");
+  }
+  cr.Finish();
+  return j;
+}
+
 DaemonConfig DecodeDaemon(const YAML::Node& n, DiagnosticSink& sink) {
   DaemonConfig d;
   MapReader r(n, "daemon", sink);
@@ -469,6 +505,7 @@ LoadResult LoadConfigText(std::string_view text, std::string_view file,
       MapReader top(doc, "", sink);
       if (YAML::Node jenkins = top.Child("jenkins"); jenkins.IsDefined()) {
         MapReader j(jenkins, "jenkins", sink);
+        out.config.jenkins = DecodeJenkins(j, sink);
         YAML::Node clouds = j.Child("clouds");
         if (!clouds.IsSequence()) {
           sink.Report(clouds.IsDefined() ? clouds : jenkins, "jenkins.clouds",
@@ -493,6 +530,20 @@ LoadResult LoadConfigText(std::string_view text, std::string_view file,
         out.config.batch = DecodeBatch(batch, sink);
       }
       out.config.daemon = DecodeDaemon(top.Child("daemon"), sink);
+      for (size_t i = 0; i < out.config.clouds.size(); ++i) {
+        config::Cloud& cloud = out.config.clouds[i];
+        if (!cloud.jenkins_url.empty()) continue;
+        if (out.config.jenkins) {
+          cloud.jenkins_url = out.config.jenkins->url;
+        } else {
+          const YAML::Node& root = doc;  // const: operator[] must not insert
+          sink.Report(root["jenkins"]["clouds"][i]["slurm"],
+                      "jenkins.clouds[" + std::to_string(i) + "].slurm.jenkinsUrl",
+                      "no Jenkins URL for the agents of this cloud",
+                      "set jenkins.url (the Jenkins slurmfleet provisions for), or jenkinsUrl "
+                      "on the cloud");
+        }
+      }
       top.Finish();
       if (out.config.clouds.empty() && !out.config.batch) {
         sink.ReportAt(1, 1, "", "nothing to run: no jenkins.clouds and no batch section",

@@ -59,8 +59,7 @@ struct Cloud {
   std::string api_version = std::string(kAutoApiVersion);  // "auto" or "v0.0.4x"
   bool tls_verify = true;
   SlurmCredentials credentials;
-  std::string jenkins_url;  // always ends with '/'
-  JenkinsCredentials jenkins_credentials;
+  std::string jenkins_url;  // JENKINS_URL of agents: jenkinsUrl, else jenkins.url; ends with '/'
   int max_agents = 10;
   std::vector<std::string> authorized_folders;  // empty: every folder may use this cloud
   // The cloud layer under every template: defaultPartition, agentTimeoutMinutes,
@@ -69,6 +68,21 @@ struct Cloud {
   std::vector<spec::JobTemplate> job_templates;  // as written; resolve with spec::Resolve
 
   bool operator==(const Cloud&) const = default;
+};
+
+// The Jenkins controller the daemon watches and provisions for (`jenkins.url` and beside it).
+// Absent: the daemon serves submissions only and starts no agents.
+struct JenkinsConfig {
+  std::string url;  // the URL slurmfleet uses for Jenkins' API; ends with '/'
+  JenkinsCredentials credentials;
+  bool tls_verify = true;
+  int poll_ms = 2000;  // queue and node polling interval
+  // Overrides agentTimeoutMinutes of every cloud and template (SLURMFLEET_AGENT_TIMEOUT_MINUTES,
+  // like the plugin's system property).
+  std::optional<int> agent_timeout_minutes;
+  int ephemeral_ttl_seconds = 3600;  // default TTL of templates registered by pipelines
+
+  bool operator==(const JenkinsConfig&) const = default;
 };
 
 enum class RuntimeProfile { kEnrootPyxis, kApptainer };
@@ -103,6 +117,7 @@ struct DaemonConfig {
 };
 
 struct Config {
+  std::optional<JenkinsConfig> jenkins;
   std::vector<Cloud> clouds;
   std::optional<BatchConfig> batch;
   DaemonConfig daemon;

@@ -6,7 +6,7 @@
 namespace slurmfleet::config {
 namespace {
 
-constexpr std::array<EnvironmentKey, 16> kEnvironmentKeys{{
+constexpr std::array<EnvironmentKey, 18> kEnvironmentKeys{{
     {"SLURMFLEET_SLURM_REST_URL", "batch.restUrl"},
     {"SLURMFLEET_SLURM_REST_API_VERSION", "batch.apiVersion"},
     {"SLURMFLEET_SLURM_REST_USER", "batch.credentials.user"},
@@ -19,6 +19,8 @@ constexpr std::array<EnvironmentKey, 16> kEnvironmentKeys{{
     {"SLURMFLEET_SLURM_STORAGE_ROOT", "batch.clusterStorageRoot"},
     {"SLURMFLEET_SLURM_TLS_VERIFY", "batch.tlsVerify"},
     {"SLURMFLEET_RUNTIME_REGISTRY_FILE", "batch.runtimeRegistryFile"},
+    {"SLURMFLEET_JENKINS_URL", "jenkins.url"},
+    {"SLURMFLEET_AGENT_TIMEOUT_MINUTES", "jenkins.agentTimeoutMinutes"},
     {"SLURMFLEET_LISTEN", "daemon.listen"},
     {"SLURMFLEET_STATE_FILE", "daemon.stateFile"},
     {"SLURMFLEET_API_TOKENS_FILE", "daemon.apiTokensFile"},

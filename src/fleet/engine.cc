@@ -321,7 +321,7 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
         if (!d.failure.empty()) s.failure = d.failure;
         ++stats.state_changes;
         record(s, EventTypeFor(s.phase),
-               "job " + std::to_string(job.job_id) + " " + StateText(job) +
+               "Slurm job " + std::to_string(job.job_id) + ": " + StateText(job) +
                    (d.failure.empty() ? "" : ": " + d.failure));
         if (fail_fast) stuck.emplace_back(&s, slurm::JobRef{job.job_id, job.sluid});
         continue;
@@ -331,7 +331,7 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
       int64_t seen = s.last_seen_at ? s.last_seen_at : s.submit_sent_at;
       if (now - seen > static_cast<int64_t>(options_.lost_grace.count())) {
         s.phase = Phase::kLost;
-        s.failure = "job " + std::to_string(*s.job_id) +
+        s.failure = "Slurm job " + std::to_string(*s.job_id) +
                     " vanished from Slurm without a final state (last seen " +
                     std::to_string(now - seen) + " s ago as " + s.slurm_state + ")";
         ++stats.state_changes;
@@ -440,7 +440,7 @@ void Engine::SubmitIntents(PassStats& stats) {
       sub.last_seen_at = Now();
       ++stats.submitted;
       event.type = "submitted";
-      event.message = "job " + std::to_string(o.result->job_id);
+      event.message = "Submitted Slurm job " + std::to_string(o.result->job_id);
       for (const std::string& w : o.result->warnings) event.message += "; Slurm warns: " + w;
     } else {
       const Error& e = o.result.error();

@@ -4,8 +4,8 @@
 
 namespace slurmfleet::fleet {
 
-Service::Service(store::Store& store, std::vector<CloudRuntime> clouds)
-    : store_(store), clouds_(std::move(clouds)) {}
+Service::Service(store::Store& store, std::vector<CloudRuntime> clouds, Provisioning provisioning)
+    : store_(store), clouds_(std::move(clouds)), provisioning_(std::move(provisioning)) {}
 
 Service::~Service() { Stop(); }
 
@@ -14,6 +14,9 @@ void Service::Start() {
     Engine* engine = c.engine.get();
     threads_.emplace_back([engine] { engine->Run(); });
   }
+  if (Provisioner* p = provisioning_.provisioner.get()) {
+    threads_.emplace_back([p] { p->Run(); });
+  }
   ready_ = true;
 }
 
@@ -21,6 +24,7 @@ void Service::Drain() { ready_ = false; }
 
 void Service::Stop() {
   ready_ = false;
+  if (provisioning_.provisioner) provisioning_.provisioner->Stop();
   for (CloudRuntime& c : clouds_) c.engine->Stop();
   for (std::thread& t : threads_) t.join();
   threads_.clear();
@@ -103,6 +107,105 @@ Status Service::Cancel(const std::string& key) {
                 "key");
   }
   return c->engine->RequestCancel(key);
+}
+
+}  // namespace slurmfleet::fleet
+
+namespace slurmfleet::fleet {
+namespace {
+
+server::TemplateView EphemeralView(const EphemeralInfo& e) {
+  return {e.name, e.label, e.cloud, true, e.owner, e.expires_at};
+}
+
+Error NotProvisioning() {
+  return Error{Code::kUnavailable,
+               "agent provisioning is off: set jenkins.url and jenkins.credentials in the "
+               "configuration",
+               "jenkins.url"};
+}
+
+}  // namespace
+
+std::vector<server::AgentView> Service::Agents(bool include_ended, size_t limit) {
+  std::vector<server::AgentView> out;
+  Result<std::vector<store::Record>> records =
+      store_.ListRecords(std::string(kAgentRecord), !include_ended);
+  if (!records) return out;
+  for (auto it = records->rbegin(); it != records->rend(); ++it) {
+    if (limit > 0 && out.size() >= limit) break;
+    Result<Agent> a = FromRecord(*it);
+    if (!a) continue;
+    out.push_back({a->name, a->cloud, a->template_name, std::string(AgentPhaseName(a->phase)),
+                   a->labels, a->job_id, a->slurm_state, a->state_reason, a->build_url, a->builds,
+                   a->created_ms, a->connected_ms, a->outcome});
+  }
+  return out;
+}
+
+server::JenkinsReport Service::Jenkins() {
+  server::JenkinsReport r;
+  if (!provisioning_.provisioner) {
+    r.message = NotProvisioning().message;
+    return r;
+  }
+  ProvisionerStatus s = provisioning_.provisioner->Report();
+  r.configured = true;
+  r.reachable = s.jenkins_reachable;
+  r.url = provisioning_.jenkins_url;
+  r.version = s.jenkins_version;
+  r.label_mode = s.label_mode;
+  r.label_reason = s.label_reason;
+  r.message = s.last_error;
+  r.live_agents = s.live_agents;
+  return r;
+}
+
+std::vector<server::TemplateView> Service::Templates() {
+  std::vector<server::TemplateView> out;
+  if (!provisioning_.templates) return out;
+  for (const CloudTemplates& c : provisioning_.templates->Snapshot()) {
+    for (const TemplateEntry& t : c.templates) {
+      if (t.ephemeral) continue;
+      std::string labels;
+      for (const std::string& l : t.resolved.labels) labels += (labels.empty() ? "" : " ") + l;
+      out.push_back({t.resolved.name, labels, c.name, false, "", 0});
+    }
+  }
+  for (const EphemeralInfo& e : provisioning_.templates->Ephemeral()) {
+    out.push_back(EphemeralView(e));
+  }
+  return out;
+}
+
+Result<server::TemplateView> Service::RegisterTemplate(const server::TemplateCommand& command) {
+  if (!provisioning_.templates) return std::unexpected(NotProvisioning());
+  std::chrono::seconds ttl = command.ttl_seconds > 0 ? std::chrono::seconds(command.ttl_seconds)
+                                                     : provisioning_.default_ttl;
+  Result<EphemeralInfo> e =
+      provisioning_.templates->Register(command.cloud, command.json, ttl, command.owner);
+  if (!e) return std::unexpected(e.error());
+  if (provisioning_.provisioner) provisioning_.provisioner->Wake();
+  return EphemeralView(*e);
+}
+
+Result<server::TemplateView> Service::TouchTemplate(const std::string& name) {
+  if (!provisioning_.templates) return std::unexpected(NotProvisioning());
+  Result<EphemeralInfo> e = provisioning_.templates->Touch(name);
+  if (!e) return std::unexpected(e.error());
+  return EphemeralView(*e);
+}
+
+Status Service::ReleaseTemplate(const std::string& name) {
+  if (!provisioning_.templates) return std::unexpected(NotProvisioning());
+  return provisioning_.templates->Release(name);
+}
+
+Status Service::Reload(const config::Config& config) {
+  if (!provisioning_.templates) return {};
+  Status reloaded = provisioning_.templates->Reload(config);
+  if (reloaded && provisioning_.provisioner) provisioning_.provisioner->Wake();
+  return reloaded;
 }
 
 }  // namespace slurmfleet::fleet

@@ -14,6 +14,9 @@
 
 #include "auth/token_source.h"
 #include "fleet/engine.h"
+#include "fleet/provisioner.h"
+#include "fleet/template_registry.h"
+#include "jenkins/client.h"
 #include "server/backend.h"
 #include "slurm/lazy_client.h"
 #include "slurm/transport.h"
@@ -33,9 +36,18 @@ struct CloudRuntime {
   std::unique_ptr<Engine> engine;
 };
 
+// The Jenkins side; every member null when jenkins.url is not configured.
+struct Provisioning {
+  std::string jenkins_url;
+  std::chrono::seconds default_ttl{3600};  // of ephemeral templates
+  std::unique_ptr<jenkins::Client> jenkins;
+  std::unique_ptr<TemplateRegistry> templates;
+  std::unique_ptr<Provisioner> provisioner;  // built over the clouds' engines
+};
+
 class Service final : public server::Backend {
  public:
-  Service(store::Store& store, std::vector<CloudRuntime> clouds);
+  Service(store::Store& store, std::vector<CloudRuntime> clouds, Provisioning provisioning = {});
   ~Service() override;
 
   void Start();  // one engine thread per cloud; Ready() becomes true
@@ -46,6 +58,16 @@ class Service final : public server::Backend {
   Result<server::ConnectionReport> TestConnection(const std::string& cloud) override;
   Result<store::Submission> Submit(const server::SubmitCommand& command) override;
   Status Cancel(const std::string& key) override;
+  std::vector<server::AgentView> Agents(bool include_ended, size_t limit) override;
+  server::JenkinsReport Jenkins() override;
+  std::vector<server::TemplateView> Templates() override;
+  Result<server::TemplateView> RegisterTemplate(const server::TemplateCommand& command) override;
+  Result<server::TemplateView> TouchTemplate(const std::string& name) override;
+  Status ReleaseTemplate(const std::string& name) override;
+
+  // SIGHUP: swaps in the templates, caps and folders of `config`. kInvalidInput (nothing changed)
+  // when the change needs a restart.
+  Status Reload(const config::Config& config);
   bool Ready() const override { return ready_.load(); }
 
  private:
@@ -53,6 +75,7 @@ class Service final : public server::Backend {
 
   store::Store& store_;
   std::vector<CloudRuntime> clouds_;
+  Provisioning provisioning_;
   std::vector<std::thread> threads_;
   std::atomic<bool> ready_{false};
 };

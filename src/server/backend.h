@@ -7,7 +7,9 @@
 // so implementations must be safe to call concurrently. No method may throw.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +49,53 @@ struct SubmitCommand {
   std::string key;     // optional client-chosen idempotency key; empty: the engine makes one
 };
 
+// One elastic Jenkins agent, as GET /api/v1/agents shows it.
+struct AgentView {
+  std::string name;  // also its Jenkins node name and its submission key
+  std::string cloud;
+  std::string template_name;
+  std::string phase;  // creating, launching, online, terminating, done, failed
+  std::vector<std::string> labels;
+  std::optional<uint32_t> job_id;
+  std::string slurm_state;
+  std::string state_reason;
+  std::string build_url;  // the build running now
+  int builds = 0;
+  int64_t created_ms = 0;
+  int64_t connected_ms = 0;  // 0 until connected
+  std::string outcome;       // why it ended; empty while live
+};
+
+// A job template the provisioner may launch: static (configuration) or ephemeral (a pipeline's).
+struct TemplateView {
+  std::string name;
+  std::string label;  // ephemeral: the one label node() asks for; static: its labels
+  std::string cloud;
+  bool ephemeral = false;
+  std::string owner;
+  int64_t expires_at = 0;  // ephemeral only
+};
+
+// POST /api/v1/templates: a pipeline's slurmJobTemplate.
+struct TemplateCommand {
+  std::string cloud;
+  std::string json;         // the spec's inline JSON, as text
+  int64_t ttl_seconds = 0;  // 0: the configured default
+  std::string owner;
+};
+
+// The Jenkins side, for GET /api/v1/jenkins and test-connection.
+struct JenkinsReport {
+  bool configured = false;  // jenkins.url is set
+  bool reachable = false;
+  std::string url;
+  std::string version;
+  std::string label_mode;    // "script" or "expression"
+  std::string label_reason;  // why that mode
+  std::string message;       // the last error; empty when fine
+  int live_agents = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -69,6 +118,19 @@ class Backend {
   // Slurm has cancelled it. kNotFound for an unknown key. Cancelling a submission that has already
   // ended, or was already asked to cancel, is success.
   virtual Status Cancel(const std::string& key) = 0;
+
+  // Agents, newest first; only live ones unless `include_ended`; at most `limit` (0: all).
+  virtual std::vector<AgentView> Agents(bool include_ended, size_t limit) = 0;
+
+  virtual JenkinsReport Jenkins() = 0;
+
+  // Static templates of every cloud, then the ephemeral ones.
+  virtual std::vector<TemplateView> Templates() = 0;
+  // kNotFound for an unknown cloud (where "cloud"); kInvalidInput with where = "json.<path>";
+  // kUnavailable when provisioning is not configured.
+  virtual Result<TemplateView> RegisterTemplate(const TemplateCommand& command) = 0;
+  virtual Result<TemplateView> TouchTemplate(const std::string& name) = 0;  // kNotFound
+  virtual Status ReleaseTemplate(const std::string& name) = 0;              // kNotFound
 
   // False while starting up (recovering state) or draining after SIGTERM: the server then answers
   // /ready and every command (submit, cancel, test-connection) with 503.

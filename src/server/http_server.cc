@@ -99,7 +99,7 @@ void Write(httplib::Response& res, int status, const json& body, const Headers& 
   res.status = status;
   for (const auto& [name, value] : headers) res.set_header(name, value);
   res.set_header("Cache-Control", "no-store");
-  res.set_content(Dump(body), "application/json");
+  if (status != 204) res.set_content(Dump(body), "application/json");  // 204 has no body
 }
 
 void WriteError(httplib::Response& res, const ApiError& error) {
@@ -219,6 +219,41 @@ json ReportJson(const std::string& cloud, const ConnectionReport& r) {
           {"token_user", r.token_user},
           {"token_source", r.token_source},
           {"message", r.message}};
+}
+
+json AgentJson(const AgentView& a) {
+  json j = {{"name", a.name},
+            {"cloud", a.cloud},
+            {"template", a.template_name},
+            {"phase", a.phase},
+            {"labels", a.labels},
+            {"job_id", nullptr},
+            {"slurm_state", a.slurm_state},
+            {"state_reason", a.state_reason},
+            {"build_url", a.build_url},
+            {"builds", a.builds},
+            {"outcome", a.outcome}};
+  if (a.job_id) j["job_id"] = *a.job_id;
+  PutTime(j, "created_at", a.created_ms / 1000);
+  PutTime(j, "connected_at", a.connected_ms / 1000);
+  return j;
+}
+
+json TemplateJson(const TemplateView& t) {
+  json j = {{"name", t.name},
+            {"label", t.label},
+            {"cloud", t.cloud},
+            {"ephemeral", t.ephemeral},
+            {"owner", t.owner}};
+  if (t.ephemeral) PutTime(j, "expires_at", t.expires_at);
+  return j;
+}
+
+// The cloud-stats level of an event: FAIL, WARN or OK.
+std::string_view EventLevel(std::string_view type) {
+  if (type == "failed" || type == "lost") return "FAIL";
+  if (type == "warn" || type == "skipped" || type == "absent") return "WARN";
+  return "OK";
 }
 
 // The deepest nesting of arrays and objects, without parsing (strings are skipped).
@@ -385,6 +420,15 @@ class ApiServer::Impl {
   Outcome Submit(const httplib::Request& req, const Principal& principal);
   Outcome Cancel(const httplib::Request& req, const Principal&);
 
+  Outcome Agents(const httplib::Request& req, const Principal&);
+  Outcome GetAgent(const httplib::Request& req, const Principal&);
+  Outcome Activities(const httplib::Request& req, const Principal&);
+  Outcome JenkinsStatus(const httplib::Request& req, const Principal&);
+  Outcome ListTemplates(const httplib::Request& req, const Principal&);
+  Outcome RegisterTemplate(const httplib::Request& req, const Principal& principal);
+  Outcome TouchTemplate(const httplib::Request& req, const Principal&);
+  Outcome ReleaseTemplate(const httplib::Request& req, const Principal&);
+
   Outcome EventPage(const std::string& key, const httplib::Request& req);
 
   const ServerOptions options_;
@@ -448,6 +492,14 @@ Status ApiServer::Impl::Listen() {
   AddRoute("GET", v1 + "/submissions/" + key + "/events", Scope::kRead, {"after", "limit"},
            &Impl::SubmissionEvents);
   AddRoute("GET", v1 + "/events", Scope::kRead, {"after", "limit"}, &Impl::AllEvents);
+  AddRoute("GET", v1 + "/agents", Scope::kRead, {"all", "limit"}, &Impl::Agents);
+  AddRoute("GET", v1 + "/agents/" + key, Scope::kRead, {}, &Impl::GetAgent);
+  AddRoute("GET", v1 + "/activities", Scope::kRead, {"after", "limit", "agent"}, &Impl::Activities);
+  AddRoute("GET", v1 + "/jenkins", Scope::kRead, {}, &Impl::JenkinsStatus);
+  AddRoute("GET", v1 + "/templates", Scope::kRead, {}, &Impl::ListTemplates);
+  AddRoute("POST", v1 + "/templates", Scope::kAdmin, {}, &Impl::RegisterTemplate);
+  AddRoute("POST", v1 + "/templates/" + key + "/touch", Scope::kAdmin, {}, &Impl::TouchTemplate);
+  AddRoute("DELETE", v1 + "/templates/" + key, Scope::kAdmin, {}, &Impl::ReleaseTemplate);
 
   http_.set_payload_max_length(options_.max_body_bytes);
   // httplib's default also sets SO_REUSEPORT, which lets a second daemon bind the same port and
@@ -792,6 +844,147 @@ Outcome ApiServer::Impl::SubmissionEvents(const httplib::Request& req, const Pri
 
 Outcome ApiServer::Impl::AllEvents(const httplib::Request& req, const Principal&) {
   return EventPage("", req);
+}
+
+Outcome ApiServer::Impl::Agents(const httplib::Request& req, const Principal&) {
+  bool all = false;
+  if (req.has_param("all")) {
+    std::string value = req.get_param_value("all");
+    if (value != "true" && value != "false") {
+      return Reject(400, "invalid_input", "all must be true or false", "query.all");
+    }
+    all = value == "true";
+  }
+  auto limit = ParseLimit(req);
+  if (!limit) return std::unexpected(limit.error());
+  json items = json::array();
+  for (const AgentView& a : backend_.Agents(all, *limit)) items.push_back(AgentJson(a));
+  return Reply{200, {{"agents", items}}, {}};
+}
+
+Outcome ApiServer::Impl::GetAgent(const httplib::Request& req, const Principal&) {
+  const std::string name = req.matches[1];
+  for (const AgentView& a : backend_.Agents(true, 0)) {
+    if (a.name == name) return Reply{200, AgentJson(a), {}};
+  }
+  return Reject(404, "not_found", "no agent is named '" + name + "'", "name");
+}
+
+Outcome ApiServer::Impl::Activities(const httplib::Request& req, const Principal&) {
+  auto after = ParseAfter(req);
+  if (!after) return std::unexpected(after.error());
+  auto limit = ParseLimit(req);
+  if (!limit) return std::unexpected(limit.error());
+  const std::string agent = req.get_param_value("agent");
+  std::set<std::string> agents;
+  for (const AgentView& a : backend_.Agents(true, 0)) agents.insert(a.name);
+  if (!agent.empty() && !agents.contains(agent)) {
+    return Reject(404, "not_found", "no agent is named '" + agent + "'", "query.agent");
+  }
+  // Provisioning activity: each agent's own stream (its submission's events included), the queue
+  // items it could not serve, ephemeral templates and Jenkins itself.
+  auto relevant = [&agents](const std::string& key) {
+    return agents.contains(key) || key.starts_with("queue-") || key.starts_with("eph-") ||
+           key == "jenkins";
+  };
+  json items = json::array();
+  int64_t next = *after;
+  bool more = false;
+  constexpr size_t kScan = 1000;
+  while (items.size() < *limit) {
+    auto events = store_.Events(agent, next, kScan);
+    if (!events) return std::unexpected(FromError(events.error()));
+    for (const store::Event& e : *events) {
+      if (items.size() == *limit) {
+        more = true;
+        break;
+      }
+      next = e.id;
+      if (!relevant(e.key)) continue;
+      json j = EventJson(e);
+      j["level"] = std::string(EventLevel(e.type));
+      items.push_back(std::move(j));
+    }
+    if (more || events->size() < kScan) break;
+  }
+  return Reply{200, {{"activities", items}, {"next_after", next}, {"more", more}}, {}};
+}
+
+Outcome ApiServer::Impl::JenkinsStatus(const httplib::Request&, const Principal&) {
+  JenkinsReport r = backend_.Jenkins();
+  return Reply{200,
+               {{"configured", r.configured},
+                {"reachable", r.reachable},
+                {"url", WithoutUserinfo(r.url)},
+                {"version", r.version},
+                {"label_mode", r.label_mode},
+                {"label_reason", r.label_reason},
+                {"message", r.message},
+                {"live_agents", r.live_agents}},
+               {}};
+}
+
+Outcome ApiServer::Impl::ListTemplates(const httplib::Request&, const Principal&) {
+  json items = json::array();
+  for (const TemplateView& t : backend_.Templates()) items.push_back(TemplateJson(t));
+  return Reply{200, {{"templates", items}}, {}};
+}
+
+Outcome ApiServer::Impl::RegisterTemplate(const httplib::Request& req, const Principal& principal) {
+  if (auto not_ready = RequireReady()) return std::unexpected(std::move(*not_ready));
+  if (!IsJsonContentType(req)) {
+    return Reject(415, "unsupported_media_type", "send the body as Content-Type: application/json");
+  }
+  auto body = ParseBody(req.body);
+  if (!body) return std::unexpected(body.error());
+  if (!body->is_object()) return Reject(400, "invalid_input", "the body must be a JSON object");
+  TemplateCommand command;
+  for (const auto& [name, value] : body->items()) {
+    if (name == "cloud" && value.is_string()) {
+      command.cloud = value.get<std::string>();
+    } else if (name == "json" && value.is_string()) {
+      command.json = value.get<std::string>();
+    } else if (name == "json" && value.is_object()) {
+      command.json = value.dump();
+    } else if (name == "owner" && value.is_string()) {
+      command.owner = value.get<std::string>();
+    } else if (name == "ttlSeconds" && value.is_number_integer() && value.get<int64_t>() > 0) {
+      command.ttl_seconds = value.get<int64_t>();
+    } else if (name == "cloud" || name == "json" || name == "owner" || name == "ttlSeconds") {
+      return Reject(400, "invalid_input",
+                    name == "ttlSeconds" ? "must be a positive whole number of seconds"
+                    : name == "json"     ? "must be the template JSON, as a string or an object"
+                                         : "must be a string",
+                    name);
+    } else {
+      return Reject(400, "invalid_input",
+                    "unknown field; the body takes cloud, json, ttlSeconds and owner", name);
+    }
+  }
+  if (command.cloud.empty()) return Reject(400, "invalid_input", "missing; name a cloud", "cloud");
+  if (command.json.empty()) {
+    return Reject(400, "invalid_input",
+                  "missing; give the template JSON, e.g. {\"job\": {\"partition\": \"gpu\"}}",
+                  "json");
+  }
+  if (command.owner.empty()) command.owner = principal.name;
+  auto registered = backend_.RegisterTemplate(command);
+  if (!registered) return std::unexpected(FromError(registered.error()));
+  return Reply{201,
+               TemplateJson(*registered),
+               {{"Location", std::string(kApiPrefix) + "/templates/" + registered->name}}};
+}
+
+Outcome ApiServer::Impl::TouchTemplate(const httplib::Request& req, const Principal&) {
+  auto touched = backend_.TouchTemplate(req.matches[1]);
+  if (!touched) return std::unexpected(FromError(touched.error()));
+  return Reply{200, TemplateJson(*touched), {}};
+}
+
+Outcome ApiServer::Impl::ReleaseTemplate(const httplib::Request& req, const Principal&) {
+  auto released = backend_.ReleaseTemplate(req.matches[1]);
+  if (!released) return std::unexpected(FromError(released.error()));
+  return Reply{204, nullptr, {}};
 }
 
 Outcome ApiServer::Impl::Submit(const httplib::Request& req, const Principal& principal) {

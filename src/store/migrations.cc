@@ -52,9 +52,27 @@ constexpr std::string_view kStep2 = R"sql(
 CREATE INDEX submissions_by_created ON submissions (created_at, key);
 )sql";
 
+// Records: small documents of the front ends (Jenkins agents, ephemeral templates), each a JSON
+// object its owner (de)serializes; the store only indexes kind, name, cloud and liveness.
+constexpr std::string_view kStep3 = R"sql(
+CREATE TABLE records (
+  kind       TEXT NOT NULL,
+  name       TEXT NOT NULL,
+  cloud      TEXT NOT NULL,
+  active     INTEGER NOT NULL CHECK (active IN (0, 1)),
+  doc        TEXT NOT NULL,
+  version    INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (kind, name)
+) STRICT;
+CREATE INDEX records_by_activity ON records (kind, active, created_at, name);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, kStep1},
     {2, kStep2},
+    {3, kStep3},
 };
 
 }  // namespace

@@ -231,6 +231,17 @@ std::string TerminalPhaseList() {
   return list;
 }
 
+Record ReadRecord(sqlite::Query& q) {
+  return Record{.kind = q.Text(0),
+                .name = q.Text(1),
+                .cloud = q.Text(2),
+                .active = q.Int(3) != 0,
+                .doc = q.Text(4),
+                .version = q.Int(5),
+                .created_at = q.Int(6),
+                .updated_at = q.Int(7)};
+}
+
 }  // namespace
 
 struct Store::Impl {
@@ -529,6 +540,102 @@ Result<std::optional<std::string>> Store::GetMeta(const std::string& name) const
   if (!row) return std::unexpected(std::move(row.error()));
   if (!*row) return std::optional<std::string>();
   return std::optional<std::string>(select->Text(0));
+}
+
+Status Store::PutRecord(Record& record, const std::optional<Event>& event) {
+  std::lock_guard guard(impl_->mu);
+  sqlite::Connection& db = *impl_->conn;
+  const int64_t now = UnixSeconds(impl_->clock);
+  const std::string op = "put " + record.kind + " " + Quoted(record.name);
+  if (record.kind.empty() || record.name.empty()) {
+    return Fail(Code::kInvalidInput, op + ": kind and name must not be empty", impl_->path);
+  }
+  auto tx = sqlite::Transaction::Begin(db, op);
+  if (!tx) return std::unexpected(std::move(tx.error()));
+  const bool insert = record.version == 0;
+  const int64_t created_at = insert ? now : record.created_at;
+  {
+    auto query = db.Prepare(
+        insert ? "INSERT INTO records (kind, name, cloud, active, doc, version, created_at, "
+                 "updated_at) VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?7)"
+               : "UPDATE records SET cloud = ?3, active = ?4, doc = ?5, version = version + 1, "
+                 "updated_at = ?7 WHERE kind = ?1 AND name = ?2 AND version = ?8",
+        op);
+    if (!query) return std::unexpected(std::move(query.error()));
+    query->Bind(1, record.kind)
+        .Bind(2, record.name)
+        .Bind(3, record.cloud)
+        .Bind(4, int64_t{record.active ? 1 : 0})
+        .Bind(5, record.doc)
+        .Bind(7, now);
+    if (insert) {
+      query->Bind(6, created_at);
+    } else {
+      query->Bind(8, record.version);
+    }
+    if (auto done = query->Run(); !done) {
+      if (query->last_rc() == SQLITE_CONSTRAINT_PRIMARYKEY) {
+        return Fail(Code::kConflict, op + ": it already exists", impl_->path);
+      }
+      return done;
+    }
+  }
+  if (!insert && db.Changes() == 0) {
+    auto exists = GetRecordLocked(record.kind, record.name);
+    if (!exists) return std::unexpected(std::move(exists.error()));
+    return Fail(Code::kConflict,
+                op + ": stored version is " + std::to_string(exists->version) + ", not " +
+                    std::to_string(record.version) + "; it changed since it was read",
+                impl_->path);
+  }
+  if (event) {
+    if (auto id = impl_->InsertEvent(record.name, now, event->type, event->message); !id) {
+      return std::unexpected(std::move(id.error()));
+    }
+  }
+  if (auto done = tx->Commit(op); !done) return done;
+  record.version = insert ? 1 : record.version + 1;
+  record.created_at = created_at;
+  record.updated_at = now;
+  return {};
+}
+
+Result<Record> Store::GetRecordLocked(const std::string& kind, const std::string& name) const {
+  const std::string op = "get " + kind + " " + Quoted(name);
+  auto select = impl_->conn->Prepare(
+      "SELECT kind, name, cloud, active, doc, version, created_at, updated_at FROM records "
+      "WHERE kind = ?1 AND name = ?2",
+      op);
+  if (!select) return std::unexpected(std::move(select.error()));
+  select->Bind(1, kind).Bind(2, name);
+  auto row = select->Step();
+  if (!row) return std::unexpected(std::move(row.error()));
+  if (!*row) return Fail(Code::kNotFound, op + ": there is none", impl_->path);
+  return ReadRecord(*select);
+}
+
+Result<Record> Store::GetRecord(const std::string& kind, const std::string& name) const {
+  std::lock_guard guard(impl_->mu);
+  return GetRecordLocked(kind, name);
+}
+
+Result<std::vector<Record>> Store::ListRecords(const std::string& kind, bool active_only) const {
+  std::lock_guard guard(impl_->mu);
+  auto select = impl_->conn->Prepare(
+      std::string("SELECT kind, name, cloud, active, doc, version, created_at, updated_at FROM "
+                  "records WHERE kind = ?1") +
+          (active_only ? " AND active = 1" : "") + " ORDER BY created_at, name",
+      "list " + kind + " records");
+  if (!select) return std::unexpected(std::move(select.error()));
+  select->Bind(1, kind);
+  std::vector<Record> out;
+  while (true) {
+    auto row = select->Step();
+    if (!row) return std::unexpected(std::move(row.error()));
+    if (!*row) break;
+    out.push_back(ReadRecord(*select));
+  }
+  return out;
 }
 
 Result<int64_t> Store::LastEventId() const {

@@ -84,6 +84,18 @@ class Store {
   // The id of the newest event, 0 when there is none: where a follower of Events() starts.
   Result<int64_t> LastEventId() const;
 
+  // Writes a record. version 0: inserts it (kConflict if kind/name exists); otherwise test-and-set
+  // as Update() does (kConflict when the stored version differs, kNotFound when it is gone).
+  // `event`, when given, is appended under the record's name in the same transaction. On success
+  // version, created_at and updated_at are set.
+  Status PutRecord(Record& record, const std::optional<Event>& event = std::nullopt);
+
+  // kNotFound for an unknown kind/name.
+  Result<Record> GetRecord(const std::string& kind, const std::string& name) const;
+
+  // The records of `kind`, oldest first; only active ones when `active_only`.
+  Result<std::vector<Record>> ListRecords(const std::string& kind, bool active_only) const;
+
   // Small durable values (e.g. the tracker's update_time cursor). SetMeta overwrites; GetMeta
   // returns nullopt for a name never set.
   Status SetMeta(const std::string& name, const std::string& value);
@@ -97,6 +109,7 @@ class Store {
 
  private:
   struct Impl;
+  Result<Record> GetRecordLocked(const std::string& kind, const std::string& name) const;
   explicit Store(std::unique_ptr<Impl> impl);
 
   std::unique_ptr<Impl> impl_;

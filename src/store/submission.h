@@ -50,6 +50,19 @@ struct Submission {
   int64_t version = 0;         // for test-and-set updates; set by the store
 };
 
+// A front end's own document (a Jenkins agent, an ephemeral template), kept beside the
+// submissions so that it survives restarts and changes in the same file.
+struct Record {
+  std::string kind;  // "agent", "template"
+  std::string name;  // unique within its kind
+  std::string cloud;
+  bool active = true;   // false once it has ended for good; kept for history
+  std::string doc;      // a JSON object; opaque to the store
+  int64_t version = 0;  // 0: not stored yet; then set by the store for test-and-set
+  int64_t created_at = 0;
+  int64_t updated_at = 0;
+};
+
 struct Event {
   int64_t id = 0;  // increasing; use as a cursor
   std::string key;

@@ -98,6 +98,68 @@ class FakeBackend final : public Backend {
     return store_.Update(*submission);
   }
 
+  void SetAgents(std::vector<AgentView> agents) {
+    std::lock_guard lock(mu_);
+    agents_ = std::move(agents);
+  }
+  std::vector<TemplateCommand> registered() const {
+    std::lock_guard lock(mu_);
+    return registered_;
+  }
+
+  std::vector<AgentView> Agents(bool include_ended, size_t limit) override {
+    std::lock_guard lock(mu_);
+    std::vector<AgentView> out;
+    for (const AgentView& a : agents_) {
+      if (limit > 0 && out.size() >= limit) break;
+      if (include_ended || (a.phase != "done" && a.phase != "failed")) out.push_back(a);
+    }
+    return out;
+  }
+
+  JenkinsReport Jenkins() override {
+    return {true, true, "http://jenkins.example/", "2.541.1", "script", "admin", "", 0};
+  }
+
+  std::vector<TemplateView> Templates() override {
+    std::lock_guard lock(mu_);
+    return templates_;
+  }
+
+  Result<TemplateView> RegisterTemplate(const TemplateCommand& command) override {
+    std::lock_guard lock(mu_);
+    registered_.push_back(command);
+    if (command.cloud != "local")
+      return Fail(Code::kNotFound, "no cloud is named " + command.cloud, "cloud");
+    if (command.json.find("bogus") != std::string::npos) {
+      return Fail(Code::kInvalidInput, "unknown key 'bogus'", "json.job.bogus");
+    }
+    TemplateView t{
+        "eph-" + std::to_string(registered_.size()), "", "local", true, command.owner, 100};
+    t.label = "slurmfleet-" + t.name;
+    templates_.push_back(t);
+    return t;
+  }
+
+  Result<TemplateView> TouchTemplate(const std::string& name) override {
+    std::lock_guard lock(mu_);
+    for (TemplateView& t : templates_) {
+      if (t.name == name) return t;
+    }
+    return Fail(Code::kNotFound, "no template " + name, "name");
+  }
+
+  Status ReleaseTemplate(const std::string& name) override {
+    std::lock_guard lock(mu_);
+    for (auto it = templates_.begin(); it != templates_.end(); ++it) {
+      if (it->name == name) {
+        templates_.erase(it);
+        return {};
+      }
+    }
+    return Fail(Code::kNotFound, "no template " + name, "name");
+  }
+
   bool Ready() const override {
     std::lock_guard lock(mu_);
     return ready_;
@@ -113,6 +175,9 @@ class FakeBackend final : public Backend {
   std::optional<Error> test_error_;
   std::vector<SubmitCommand> submits_;
   std::vector<std::string> cancels_;
+  std::vector<AgentView> agents_;
+  std::vector<TemplateView> templates_;
+  std::vector<TemplateCommand> registered_;
   int generated_ = 0;
 };
 

@@ -1,0 +1,704 @@
+#include "fleet/provisioner.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "fleet/agent_plan.h"
+#include "jenkins/label_expression.h"
+#include "jenkins/why_text.h"
+#include "launch/agent_name.h"
+#include "launch/render.h"
+
+namespace slurmfleet::fleet {
+namespace {
+
+using store::Phase;
+
+std::string JoinLabels(const std::vector<std::string>& labels) {
+  std::string out;
+  for (const std::string& l : labels) out += (out.empty() ? "" : " ") + l;
+  return out;
+}
+
+std::string JobText(const Agent& a) {
+  return a.job_id ? "Slurm job " + std::to_string(*a.job_id)
+                  : std::string("Slurm job (not yet submitted)");
+}
+
+std::string StateText(const Agent& a) {
+  if (a.slurm_state.empty()) return "not yet submitted";
+  return a.state_reason.empty() || a.state_reason == "None"
+             ? a.slurm_state
+             : a.slurm_state + " (" + a.state_reason + ")";
+}
+
+}  // namespace
+
+Provisioner::Provisioner(jenkins::Client& jenkins, TemplateRegistry& templates, store::Store& store,
+                         const Clock& clock, std::vector<ProvisionerCloud> clouds,
+                         ProvisionerOptions options)
+    : jenkins_(jenkins),
+      templates_(templates),
+      store_(store),
+      clock_(clock),
+      clouds_(std::move(clouds)),
+      options_(std::move(options)) {}
+
+Result<std::unique_ptr<Provisioner>> Provisioner::Create(jenkins::Client& jenkins,
+                                                         TemplateRegistry& templates,
+                                                         store::Store& store, const Clock& clock,
+                                                         std::vector<ProvisionerCloud> clouds,
+                                                         ProvisionerOptions options) {
+  std::unique_ptr<Provisioner> p(
+      new Provisioner(jenkins, templates, store, clock, std::move(clouds), std::move(options)));
+  Result<std::vector<store::Record>> records = store.ListRecords(std::string(kAgentRecord), true);
+  if (!records) return std::unexpected(records.error());
+  for (const store::Record& r : *records) {
+    Result<Agent> agent = FromRecord(r);
+    if (!agent) return std::unexpected(agent.error());
+    p->records_[r.name] = r;
+    p->agents_[r.name] = std::move(*agent);
+  }
+  p->sequence_ = static_cast<uint64_t>(p->agents_.size());
+  return p;
+}
+
+int64_t Provisioner::NowMs() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now().time_since_epoch())
+      .count();
+}
+
+std::string Provisioner::Marker() const { return "slurmfleet:" + options_.instance + " "; }
+
+ProvisionerCloud* Provisioner::FindCloud(const std::string& name) {
+  for (ProvisionerCloud& c : clouds_) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+const TemplateEntry* Provisioner::FindTemplate(const std::vector<CloudTemplates>& snapshot,
+                                               const std::string& cloud,
+                                               const std::string& name) const {
+  for (const CloudTemplates& c : snapshot) {
+    if (c.name != cloud) continue;
+    for (const TemplateEntry& t : c.templates) {
+      if (t.resolved.name == name) return &t;
+    }
+  }
+  return nullptr;
+}
+
+bool Provisioner::Save(Agent& agent, const std::string& type, const std::string& message) {
+  store::Record& stored = records_[agent.name];
+  store::Record record = ToRecord(agent, stored);
+  std::optional<store::Event> event;
+  if (!type.empty()) event = store::Event{0, agent.name, 0, type, message};
+  if (Status put = store_.PutRecord(record, event); !put) {
+    std::lock_guard lock(status_mu_);
+    status_.last_error = "cannot save agent " + agent.name + ": " + put.error().ToString();
+    return false;
+  }
+  stored = record;
+  return true;
+}
+
+ProvisionStats Provisioner::Tick() {
+  ProvisionStats stats;
+  {
+    std::lock_guard lock(status_mu_);
+    status_.last_error.clear();  // this pass's errors, if any, are set below
+  }
+  Result<jenkins::ControllerInfo> info = jenkins_.Discover();
+  Result<std::vector<jenkins::Computer>> computers =
+      info ? jenkins_.Computers()
+           : Result<std::vector<jenkins::Computer>>(std::unexpected(info.error()));
+  if (!computers) {
+    std::lock_guard lock(status_mu_);
+    status_.jenkins_reachable = false;
+    status_.last_error = computers.error().ToString();
+    return stats;
+  }
+  stats.jenkins_ok = true;
+  if (!session_.empty() && info->session != session_) {
+    (void)store_.AppendEvent("jenkins", "warn",
+                             "Jenkins restarted (session " + session_ + " -> " + info->session +
+                                 "): reconciling agents against its nodes");
+  }
+  session_ = info->session;
+
+  std::map<std::string, jenkins::Computer> nodes;
+  for (jenkins::Computer& c : *computers) nodes.emplace(c.name, std::move(c));
+
+  const std::vector<CloudTemplates> snapshot = templates_.Snapshot();
+  for (auto it = agents_.begin(); it != agents_.end();) {
+    Advance(it->second, nodes, snapshot);
+    if (IsFinal(it->second.phase)) {
+      ++stats.ended;
+      nodes.erase(it->first);  // deleted just now: `nodes` predates that
+      warned_.erase(it->first);
+      disconnected_since_.erase(it->first);
+      records_.erase(it->first);
+      it = agents_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  DeleteStrayNodes(nodes);
+
+  if (!info->quieting_down) {
+    Result<std::vector<jenkins::QueueItem>> queue = jenkins_.Queue();
+    if (queue) {
+      std::vector<jenkins::QueueItem> wanted;
+      for (jenkins::QueueItem& item : *queue) {
+        if (item.WantsExecutor()) wanted.push_back(std::move(item));
+      }
+      stats.buildable = static_cast<int>(wanted.size());
+      if (!wanted.empty()) {
+        ResolveLabels(wanted, nodes, snapshot);
+        Launch(wanted, nodes, snapshot, stats);
+      }
+      std::set<std::pair<int64_t, std::string>> still;
+      for (const auto& n : noted_) {
+        for (const jenkins::QueueItem& item : wanted) {
+          if (item.id == n.first) still.insert(n);
+        }
+      }
+      noted_ = std::move(still);
+    } else {
+      std::lock_guard lock(status_mu_);
+      status_.last_error = queue.error().ToString();
+    }
+  }
+
+  std::set<std::string> in_use;
+  for (const auto& [name, a] : agents_) in_use.insert(a.template_name);
+  templates_.Expire(in_use);
+
+  std::lock_guard lock(status_mu_);
+  status_.jenkins_reachable = true;
+  status_.jenkins_version = info->version;
+  status_.jenkins_session = info->session;
+  status_.label_mode = script_labels_ ? "script" : "expression";
+  status_.live_agents = static_cast<int>(agents_.size());
+  return stats;
+}
+
+void Provisioner::ResolveLabels(std::vector<jenkins::QueueItem>& items,
+                                const std::map<std::string, jenkins::Computer>& nodes,
+                                const std::vector<CloudTemplates>& snapshot) {
+  const int64_t now = NowMs();
+  if (!script_labels_ &&
+      now - script_refused_at_ms_ >=
+          std::chrono::duration_cast<std::chrono::milliseconds>(options_.label_probe_interval)
+              .count()) {
+    script_labels_ = true;  // permissions may have been granted since: ask again
+  }
+  if (script_labels_) {
+    Result<std::map<int64_t, std::string>> exact = jenkins_.ExactLabels();
+    if (exact) {
+      for (jenkins::QueueItem& item : items) {
+        if (auto it = exact->find(item.id); it != exact->end()) {
+          item.label = it->second;
+          item.label_source = jenkins::LabelSource::kScript;
+        }
+      }
+      std::lock_guard lock(status_mu_);
+      status_.label_reason =
+          "exact labels of every queue item from /scriptText (the account may administer Jenkins)";
+      return;
+    }
+    script_labels_ = false;
+    script_refused_at_ms_ = now;
+    std::lock_guard lock(status_mu_);
+    status_.label_reason =
+        "labels from task.labelExpression (freestyle) and the `why` texts (Pipeline), because "
+        "/scriptText was refused: " +
+        exact.error().message + "; give the account Overall/Administer for exact Pipeline labels";
+  }
+  for (jenkins::QueueItem& item : items) {
+    if (item.label) continue;
+    jenkins::WhyHint hint = jenkins::ParseWhy(item.why);
+    switch (hint.kind) {
+      case jenkins::WhyHint::Kind::kLabel:
+        item.label = hint.text;
+        item.label_source = jenkins::LabelSource::kWhy;
+        break;
+      case jenkins::WhyHint::Kind::kNodeOrLabel:
+        if (!nodes.contains(hint.text)) {
+          item.label = hint.text;
+          item.label_source = jenkins::LabelSource::kWhy;
+        }
+        break;
+      case jenkins::WhyHint::Kind::kNode:  // its one node exists and is starting: no new agent
+      case jenkins::WhyHint::Kind::kNone:
+        break;
+    }
+  }
+  LabelsFromLoad(items, snapshot);
+}
+
+// At cold start (no agents at all) Jenkins drops the label from `why`, and a Pipeline task
+// exports none: the label load statistics are then the only hint. They count the items waiting
+// for exactly that label name, as a moving average, so ceil(queueLength) items still unlabelled
+// are taken to wait for it. Asked only while such items exist, one request per template label.
+void Provisioner::LabelsFromLoad(std::vector<jenkins::QueueItem>& items,
+                                 const std::vector<CloudTemplates>& snapshot) {
+  size_t unknown = 0;
+  for (const jenkins::QueueItem& item : items) unknown += !item.label.has_value();
+  if (unknown == 0) return;
+  std::set<std::string> labels;
+  for (const CloudTemplates& c : snapshot) {
+    for (const TemplateEntry& t : c.templates)
+      labels.insert(t.resolved.labels.begin(), t.resolved.labels.end());
+  }
+  for (const std::string& label : labels) {
+    if (unknown == 0) break;
+    Result<jenkins::LabelLoad> load = jenkins_.Label(label);
+    if (!load || load->queue_length <= 0) continue;
+    auto waiting = static_cast<size_t>(std::ceil(load->queue_length));
+    for (const jenkins::QueueItem& item : items) {
+      if (item.label == label && waiting > 0) --waiting;  // already known to wait for it
+    }
+    for (jenkins::QueueItem& item : items) {
+      if (waiting == 0 || unknown == 0) break;
+      if (item.label) continue;
+      item.label = label;
+      item.label_source = jenkins::LabelSource::kWhy;
+      --waiting;
+      --unknown;
+    }
+  }
+}
+
+void Provisioner::Launch(const std::vector<jenkins::QueueItem>& items,
+                         const std::map<std::string, jenkins::Computer>& nodes,
+                         const std::vector<CloudTemplates>& snapshot, ProvisionStats& stats) {
+  std::vector<PlanItem> plan_items;
+  for (const jenkins::QueueItem& item : items) {
+    PlanItem p;
+    p.id = item.id;
+    p.folder = item.FolderPath();
+    if (item.label) {
+      Result<jenkins::LabelExpression> expr = jenkins::LabelExpression::Parse(*item.label);
+      if (expr) p.label = std::move(*expr);
+    }
+    plan_items.push_back(std::move(p));
+  }
+
+  std::vector<PlanExecutor> available;
+  for (const auto& [name, node] : nodes) {
+    if (agents_.contains(name)) continue;  // ours are counted below, from our own state
+    if (!node.connected() || node.temporarily_offline) continue;
+    int free = 0;
+    for (const jenkins::Executor& e : node.executors) free += e.idle && e.current_url.empty();
+    if (free == 0) continue;
+    // Jenkins does not export a node's mode: a foreign node is taken as NORMAL, so it is
+    // assumed to take unlabelled items too.
+    available.push_back(PlanExecutor{{node.labels.begin(), node.labels.end()}, false, free});
+  }
+  std::map<std::pair<std::string, std::string>, int> per_template;
+  std::map<std::string, int> per_cloud;
+  for (const auto& [name, a] : agents_) {
+    ++per_template[{a.cloud, a.template_name}];
+    ++per_cloud[a.cloud];
+    const bool starting = a.phase == AgentPhase::kCreating || a.phase == AgentPhase::kLaunching;
+    const auto node = nodes.find(name);
+    const bool idle_online = a.phase == AgentPhase::kOnline && !a.drained && node != nodes.end() &&
+                             node->second.connected() && !node->second.temporarily_offline &&
+                             !node->second.building();
+    if (!starting && !idle_online) continue;
+    std::set<std::string> labels(a.labels.begin(), a.labels.end());
+    labels.insert(name);
+    available.push_back(PlanExecutor{std::move(labels), a.exclusive, 1});
+  }
+
+  std::vector<PlanCloud> clouds;
+  for (const CloudTemplates& c : snapshot) {
+    PlanCloud pc;
+    pc.name = c.name;
+    pc.max_agents = c.max_agents;
+    pc.active = per_cloud[c.name];
+    pc.authorized_folders = c.authorized_folders;
+    for (const TemplateEntry& t : c.templates) {
+      PlanTemplate pt;
+      pt.name = t.resolved.name;
+      pt.labels = {t.resolved.labels.begin(), t.resolved.labels.end()};
+      pt.exclusive = t.resolved.node_usage_mode == spec::NodeUsageMode::kExclusive;
+      pt.instance_cap = t.resolved.instance_cap;
+      pt.active = per_template[{c.name, t.resolved.name}];
+      if (auto b = backoff_.find({c.name, t.resolved.name});
+          b != backoff_.end() && b->second.until_ms > NowMs()) {
+        pt.instance_cap = pt.active;  // backing off after failures: no new agent for now
+      }
+      pc.templates.push_back(std::move(pt));
+    }
+    clouds.push_back(std::move(pc));
+  }
+
+  Plan plan = PlanAgents(plan_items, std::move(available), clouds);
+  for (const PlanNote& note : plan.notes) {
+    if (!noted_.insert({note.item_id, note.cloud}).second) continue;
+    (void)store_.AppendEvent("queue-" + std::to_string(note.item_id), "skipped", note.message);
+  }
+  const auto now = clock_.Now();
+  for (const PlannedLaunch& l : plan.launches) {
+    const CloudTemplates& cloud = snapshot[l.cloud];
+    const TemplateEntry& tmpl = cloud.templates[l.templ];
+    Result<std::string> name =
+        launch::MakeAgentName(cloud.name, tmpl.resolved.name, now, sequence_++);
+    if (!name) continue;  // names were validated when the template was loaded
+    Agent a;
+    a.name = *name;
+    a.cloud = cloud.name;
+    a.template_name = tmpl.resolved.name;
+    a.labels = tmpl.resolved.labels;
+    a.exclusive = tmpl.resolved.node_usage_mode == spec::NodeUsageMode::kExclusive;
+    a.idle_minutes = tmpl.resolved.idle_minutes;
+    a.timeout_minutes = tmpl.resolved.agent_timeout_minutes;
+    a.created_ms = NowMs();
+    a.item_id = l.item_id;
+    std::string label_text;
+    for (const PlanItem& p : plan_items) {
+      if (p.id == l.item_id && p.label) label_text = p.label->ToString();
+    }
+    if (!Save(a, "planned",
+              fmt::format("agent for queue item {} (label '{}') from template {} of cloud {}",
+                          l.item_id, label_text, a.template_name, a.cloud))) {
+      continue;
+    }
+    ++stats.launched;
+    Create(a, snapshot);
+    agents_[a.name] = a;
+  }
+}
+
+void Provisioner::Create(Agent& agent, const std::vector<CloudTemplates>& snapshot) {
+  const TemplateEntry* tmpl = FindTemplate(snapshot, agent.cloud, agent.template_name);
+  ProvisionerCloud* cloud = FindCloud(agent.cloud);
+  if (tmpl == nullptr || cloud == nullptr) {
+    EndAgent(agent, true, "failed",
+             "template " + agent.template_name + " of cloud " + agent.cloud +
+                 " is gone (released or removed from the configuration) before its agent launched");
+    return;
+  }
+  std::string jenkins_url;
+  for (const CloudTemplates& c : snapshot) {
+    if (c.name == agent.cloud) jenkins_url = c.jenkins_url;
+  }
+  launch::LaunchContext context{.cloud = agent.cloud,
+                                .agent_name = agent.name,
+                                .jenkins_url = jenkins_url,
+                                .api_version = std::string(cloud->slurm->api_version()),
+                                .agent_secret = Secret(),
+                                .agent_index = sequence_};
+  if (context.api_version.empty() || context.api_version == "auto") {
+    // not connected to slurmrestd yet: rendering needs the version's schema
+    if (warned_.insert(agent.name).second) {
+      (void)store_.AppendEvent(agent.name, "warn",
+                               "waiting for slurmrestd of cloud " + agent.cloud + " to answer");
+    }
+    return;
+  }
+  if (!agent.node_created) {
+    Result<launch::RenderedJob> draft = launch::Render(tmpl->resolved, context);
+    if (!draft) {
+      EndAgent(agent, true, "failed", "cannot render the agent's job: " + draft.error().ToString());
+      return;
+    }
+    jenkins::NodeSpec node{
+        .name = agent.name,
+        .description = Marker() + "cloud " + agent.cloud + ", template " + agent.template_name +
+                       "; Slurm job pending",
+        .remote_fs = draft->remote_fs,
+        .labels = JoinLabels(agent.labels),
+        .mode = agent.exclusive ? jenkins::NodeMode::kExclusive : jenkins::NodeMode::kNormal,
+        .num_executors = 1};
+    Status created = jenkins_.CreateNode(node);
+    if (!created && created.error().code == Code::kConflict) {
+      Result<jenkins::Computer> existing = jenkins_.GetComputer(agent.name);
+      if (existing && existing->description.starts_with(Marker())) created = {};
+    }
+    if (!created) {
+      const Code code = created.error().code;
+      if (code == Code::kUnavailable || code == Code::kUnknownOutcome) {
+        if (warned_.insert(agent.name).second) {
+          (void)store_.AppendEvent(
+              agent.name, "warn",
+              "cannot create the Jenkins node yet: " + created.error().ToString());
+        }
+        return;  // the next pass tries again; an unknown outcome is adopted by the marker
+      }
+      EndAgent(agent, true, "failed",
+               "Jenkins refused to create node " + agent.name + ": " + created.error().ToString());
+      return;
+    }
+    agent.node_created = true;
+    if (!Save(agent, "node",
+              "created Jenkins node " + agent.name + " (labels '" + JoinLabels(agent.labels) +
+                  "')")) {
+      return;
+    }
+  }
+  Result<Secret> secret = jenkins_.AgentSecret(agent.name);
+  if (!secret) {
+    if (secret.error().code == Code::kRejected || secret.error().code == Code::kAuth) {
+      EndAgent(agent, true, "failed",
+               "cannot read the agent's secret: " + secret.error().ToString());
+    }
+    return;
+  }
+  context.agent_secret = std::move(*secret);
+  Result<launch::RenderedJob> rendered = launch::Render(tmpl->resolved, context);
+  if (!rendered) {
+    EndAgent(agent, true, "failed",
+             "cannot render the agent's job: " + rendered.error().ToString());
+    return;
+  }
+  Result<store::Submission> sub =
+      cloud->engine->AddIntent(agent.name, "agent", agent.template_name, rendered->request);
+  if (!sub && sub.error().code != Code::kConflict) {
+    EndAgent(agent, true, "failed", "cannot record the Slurm job: " + sub.error().ToString());
+    return;
+  }
+  agent.phase = AgentPhase::kLaunching;
+  Save(agent, "", "");
+}
+
+void Provisioner::Advance(Agent& agent, const std::map<std::string, jenkins::Computer>& nodes,
+                          const std::vector<CloudTemplates>& snapshot) {
+  if (agent.phase == AgentPhase::kCreating) {
+    // `nodes` was read before this pass created the node: watch it from the next pass on
+    Create(agent, snapshot);
+    return;
+  }
+  std::optional<store::Submission> sub;
+  if (Result<store::Submission> got = store_.Get(agent.name); got) sub = std::move(*got);
+  if (sub) {
+    if (sub->job_id) agent.job_id = sub->job_id;
+    agent.slurm_state = sub->slurm_state;
+    agent.state_reason = sub->state_reason;
+  }
+  auto node = nodes.find(agent.name);
+  if (agent.phase != AgentPhase::kTerminating) {
+    Watch(agent, node == nodes.end() ? nullptr : &node->second, sub ? &*sub : nullptr, snapshot);
+  }
+  if (agent.phase == AgentPhase::kTerminating) {
+    const bool building = node != nodes.end() && node->second.building();
+    if (!building) Terminate(agent);
+  }
+}
+
+// Jenkins hands an idle agent any item its labels match: from outside Jenkins nothing can keep an
+// item of another folder off a folder-restricted cloud's agent. Say so when it happens.
+void Provisioner::WarnIfOutsideFolders(const Agent& agent, const std::string& build_url,
+                                       const std::vector<CloudTemplates>& snapshot) {
+  for (const CloudTemplates& c : snapshot) {
+    if (c.name != agent.cloud || c.authorized_folders.empty()) continue;
+    jenkins::QueueItem run;
+    run.task_url = build_url;
+    const std::string folder = run.FolderPath();
+    if (FolderAllowed(c.authorized_folders, folder)) return;
+    (void)store_.AppendEvent(
+        agent.name, "warn",
+        "build " + build_url + " of " + (folder.empty() ? "no folder" : "folder " + folder) +
+            " runs on an agent of cloud " + agent.cloud +
+            ", which serves only its authorized folders: Jenkins gives an idle agent any item "
+            "its labels match; give this cloud's templates labels only those folders use");
+  }
+}
+
+void Provisioner::Watch(Agent& agent, const jenkins::Computer* node, const store::Submission* sub,
+                        const std::vector<CloudTemplates>& snapshot) {
+  const int64_t now = NowMs();
+  const bool job_ended = sub && store::IsTerminal(sub->phase);
+  const std::string job_end =
+      sub ? (sub->failure.empty() ? StateText(agent) : StateText(agent) + ": " + sub->failure) : "";
+  if (node == nullptr) {
+    agent.node_deleted = true;
+    const bool failed = agent.phase != AgentPhase::kOnline;
+    EndAgent(agent, failed, failed ? "failed" : "warn",
+             "node " + agent.name + " was deleted in Jenkins; cancelling " + JobText(agent));
+    return;
+  }
+
+  if (agent.phase == AgentPhase::kLaunching) {
+    if (node->connected()) {
+      agent.phase = AgentPhase::kOnline;
+      agent.connected_ms = now;
+      backoff_.erase({agent.cloud, agent.template_name});
+      agent.idle_since_ms = now;
+      Save(agent, "connected",
+           fmt::format("Agent connected after {}s ({})", (now - agent.created_ms) / 1000,
+                       JobText(agent)));
+      // fall through: a build may already run
+    } else if (job_ended) {
+      EndAgent(agent, true, "failed",
+               JobText(agent) + " ended before the agent connected: " + job_end);
+      return;
+    } else if (now - agent.created_ms >= int64_t{agent.timeout_minutes} * 60000) {
+      EndAgent(agent, true, "failed",
+               fmt::format("Timeout waiting for agent to connect after {} min ({}, state {})",
+                           agent.timeout_minutes, JobText(agent), StateText(agent)));
+      return;
+    } else {
+      const bool pending = sub && sub->phase == Phase::kPending;
+      const int64_t waited = now - agent.created_ms;
+      if (pending && !agent.pending_warned &&
+          waited >= std::chrono::duration_cast<std::chrono::milliseconds>(options_.pending_warning)
+                        .count()) {
+        agent.pending_warned = true;
+        Save(agent, "warn",
+             fmt::format("{} still PENDING after {}s ({})", JobText(agent), waited / 1000,
+                         agent.state_reason.empty() ? "no reason given" : agent.state_reason));
+      }
+      return;
+    }
+  }
+
+  if (agent.phase != AgentPhase::kOnline) return;
+  if (job_ended) {
+    EndAgent(agent, agent.builds == 0, agent.builds == 0 ? "failed" : "warn",
+             JobText(agent) + " ended while its agent was online: " + job_end);
+    return;
+  }
+  if (!node->connected()) {
+    // The channel dropped (a network blip, a Jenkins restart): remoting reconnects by itself,
+    // so wait the grace from the moment we saw it gone, then give the agent up.
+    auto [since, fresh] = disconnected_since_.try_emplace(agent.name, now);
+    if (fresh) {
+      (void)store_.AppendEvent(agent.name, "warn",
+                               "agent disconnected from Jenkins (" + JobText(agent) + " still " +
+                                   StateText(agent) + "); waiting for it to reconnect");
+    }
+    if (now - since->second >=
+        std::chrono::duration_cast<std::chrono::milliseconds>(options_.reconnect_grace).count()) {
+      EndAgent(agent, agent.builds == 0, "failed",
+               "agent stayed disconnected from Jenkins; ending " + JobText(agent));
+    }
+    return;
+  }
+  disconnected_since_.erase(agent.name);
+  std::string current;
+  for (const jenkins::Executor& e : node->executors) {
+    if (!e.current_url.empty()) current = e.current_url;
+  }
+  if (!current.empty() && current != agent.build_url) {
+    agent.build_url = current;
+    ++agent.builds;
+    agent.idle_since_ms = 0;
+    Save(agent, "build", "build started: " + current);
+    WarnIfOutsideFolders(agent, current, snapshot);
+    if (agent.idle_minutes == 0 && !agent.drained) {
+      Status drained = jenkins_.Drain(
+          agent.name, "slurmfleet: one build per agent; " + JobText(agent) + " ends after it");
+      if (drained || drained.error().code == Code::kNotFound) {
+        agent.drained = true;
+        Save(agent, "drain", "node marked offline so it takes no second build");
+      }
+    }
+    return;
+  }
+  if (current.empty() && !agent.build_url.empty()) {
+    const std::string finished = agent.build_url;
+    agent.build_url.clear();
+    agent.idle_since_ms = now;
+    Save(agent, "build", "build finished: " + finished);
+    if (agent.idle_minutes == 0) {
+      EndAgent(agent, false, "done", "its one build finished");
+      return;
+    }
+  }
+  if (current.empty()) {
+    if (agent.idle_since_ms == 0) agent.idle_since_ms = now;
+    const int64_t idle = now - agent.idle_since_ms;
+    if (agent.idle_minutes > 0 && idle >= int64_t{agent.idle_minutes} * 60000) {
+      EndAgent(agent, false, "done", fmt::format("idle for {} min", agent.idle_minutes));
+    } else if (agent.idle_minutes == 0 && agent.builds == 0 &&
+               idle >= std::chrono::duration_cast<std::chrono::milliseconds>(
+                           options_.unused_agent_limit)
+                           .count()) {
+      EndAgent(agent, false, "done", fmt::format("no build came for it in {}s", idle / 1000));
+    }
+  }
+}
+
+void Provisioner::EndAgent(Agent& agent, bool failed, const std::string& type,
+                           const std::string& outcome) {
+  agent.phase = AgentPhase::kTerminating;
+  agent.failed = failed;
+  agent.outcome = outcome;
+  if (failed && agent.connected_ms == 0) {
+    Backoff& b = backoff_[{agent.cloud, agent.template_name}];
+    ++b.failures;
+    const int64_t base =
+        std::chrono::duration_cast<std::chrono::milliseconds>(options_.backoff).count();
+    const int64_t cap =
+        std::chrono::duration_cast<std::chrono::milliseconds>(options_.max_backoff).count();
+    b.until_ms = NowMs() + std::min(cap, base << std::min(b.failures - 1, 20));
+  }
+  Save(agent, type, outcome);
+}
+
+void Provisioner::Terminate(Agent& agent) {
+  if (!agent.node_deleted) {
+    if (agent.node_created || agent.phase == AgentPhase::kTerminating) {
+      Status deleted = jenkins_.DeleteNode(agent.name);
+      if (!deleted && deleted.error().code != Code::kNotFound) return;  // next pass
+    }
+    agent.node_deleted = true;
+  }
+  if (!agent.cancel_requested) {
+    if (ProvisionerCloud* cloud = FindCloud(agent.cloud)) {
+      Status cancelled = cloud->engine->RequestCancel(agent.name);
+      if (!cancelled && cancelled.error().code != Code::kNotFound) return;  // next pass
+    }
+    agent.cancel_requested = true;
+  }
+  agent.phase = agent.failed ? AgentPhase::kFailed : AgentPhase::kDone;
+  Save(agent, "ended",
+       "node deleted and " + JobText(agent) + " cancelled or ended: " + agent.outcome);
+}
+
+void Provisioner::DeleteStrayNodes(const std::map<std::string, jenkins::Computer>& nodes) {
+  for (const auto& [name, node] : nodes) {
+    if (agents_.contains(name) || !node.description.starts_with(Marker())) continue;
+    if (node.building()) continue;  // never cut a running build: delete it once it ended
+    Status deleted = jenkins_.DeleteNode(name);
+    if (deleted || deleted.error().code == Code::kNotFound) {
+      (void)store_.AppendEvent(
+          "jenkins", "deleted",
+          "deleted Jenkins node " + name + ": it carries our marker but no live agent owns it");
+    }
+  }
+}
+
+void Provisioner::Run() {
+  while (!stop_) {
+    Tick();
+    std::unique_lock lock(wake_mu_);
+    wake_.wait_for(lock, options_.interval, [this] { return woken_ || stop_.load(); });
+    woken_ = false;
+  }
+}
+
+void Provisioner::Wake() {
+  {
+    std::lock_guard lock(wake_mu_);
+    woken_ = true;
+  }
+  wake_.notify_all();
+}
+
+void Provisioner::Stop() {
+  stop_ = true;
+  Wake();
+}
+
+ProvisionerStatus Provisioner::Report() const {
+  std::lock_guard lock(status_mu_);
+  return status_;
+}
+
+}  // namespace slurmfleet::fleet

@@ -1,0 +1,161 @@
+// Provisioner: the reconcile loop of the Jenkins side. Each pass it reads Jenkins (controller
+// session, the queue, every node) and the agents it owns (store records), then acts so that:
+//   - every buildable item that no idle executor and no starting agent can take gets a new agent,
+//     from the first cloud and template that may serve it, within every cap (agent_plan.h);
+//   - each agent goes creating -> launching -> online -> terminating -> done/failed, every step
+//     idempotent and recorded before it is taken, so a restart resumes where the last run was:
+//       creating     create the inbound node, read its secret, render, hand the job to the engine
+//       launching    wait for the agent to connect; a Slurm job that ended, a pending reason that
+//                    cannot resolve, or agentTimeoutMinutes fail it fast
+//       online       one build (idleMinutes 0: drained as soon as its build starts) or reuse until
+//                    idle that long; a node deleted in Jenkins or a Slurm job that died ends it
+//       terminating  delete the node once no build runs on it, then cancel the Slurm job
+//   - a node that carries our marker but no live agent is deleted (nodes are never left behind).
+// Events go to the store under the agent's name (the same key as its Slurm submission, so one
+// agent's activity reads as one stream).
+//
+// Thread safety: Tick() runs on one thread (Run()'s); Wake(), Stop() and Report() may be called
+// from any thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "fleet/agent.h"
+#include "fleet/engine.h"
+#include "fleet/template_registry.h"
+#include "jenkins/client.h"
+#include "slurm/client.h"
+#include "store/store.h"
+
+namespace slurmfleet::fleet {
+
+struct ProvisionerOptions {
+  std::string instance = "default";  // marks our nodes: "slurmfleet:<instance>" in descriptions
+  std::chrono::milliseconds interval{2000};
+  std::chrono::seconds pending_warning{60};  // WARN when a job is still pending this long
+  // An agent with idleMinutes 0 that got no build this long after connecting is ended: the
+  // demand it was started for went elsewhere or away.
+  std::chrono::seconds unused_agent_limit{120};
+  // How long a connected agent may stay disconnected before it is given up.
+  std::chrono::seconds reconnect_grace{120};
+  // After an agent of a template failed to come online, that template launches again only after
+  // this back-off, doubled for each failure in a row up to max_backoff (a broken template must
+  // not churn Slurm jobs); an agent that connects resets it.
+  std::chrono::seconds backoff{10};
+  std::chrono::seconds max_backoff{300};
+  // How often to ask again whether /scriptText is allowed, after Jenkins refused it.
+  std::chrono::seconds label_probe_interval{600};
+};
+
+// Where the provisioner launches on one cloud.
+struct ProvisionerCloud {
+  std::string name;
+  Engine* engine = nullptr;        // submits and cancels this cloud's jobs
+  slurm::Client* slurm = nullptr;  // its api_version() is the rendering's schema
+};
+
+// How the provisioner learns queue items' labels, for test-connection.
+struct ProvisionerStatus {
+  bool jenkins_reachable = false;
+  std::string jenkins_version;
+  std::string jenkins_session;
+  std::string label_mode;    // "script" or "expression"
+  std::string label_reason;  // why that mode
+  std::string last_error;    // the last pass's Jenkins error; empty when it worked
+  int live_agents = 0;
+};
+
+struct ProvisionStats {
+  int buildable = 0;  // items wanting an executor
+  int launched = 0;   // agents decided this pass
+  int ended = 0;      // agents that reached done/failed this pass
+  bool jenkins_ok = false;
+};
+
+class Provisioner {
+ public:
+  // Loads the live agents from `store`. Everything given must outlive the provisioner.
+  static Result<std::unique_ptr<Provisioner>> Create(jenkins::Client& jenkins,
+                                                     TemplateRegistry& templates,
+                                                     store::Store& store, const Clock& clock,
+                                                     std::vector<ProvisionerCloud> clouds,
+                                                     ProvisionerOptions options);
+
+  ProvisionStats Tick();
+  void Run();  // passes until Stop(), every options.interval or sooner after Wake()
+  void Wake();
+  void Stop();
+
+  ProvisionerStatus Report() const;
+
+ private:
+  Provisioner(jenkins::Client& jenkins, TemplateRegistry& templates, store::Store& store,
+              const Clock& clock, std::vector<ProvisionerCloud> clouds, ProvisionerOptions options);
+
+  int64_t NowMs() const;
+  std::string Marker() const;
+  ProvisionerCloud* FindCloud(const std::string& name);
+  const TemplateEntry* FindTemplate(const std::vector<CloudTemplates>& snapshot,
+                                    const std::string& cloud, const std::string& name) const;
+
+  void ResolveLabels(std::vector<jenkins::QueueItem>& items,
+                     const std::map<std::string, jenkins::Computer>& nodes,
+                     const std::vector<CloudTemplates>& snapshot);
+  void LabelsFromLoad(std::vector<jenkins::QueueItem>& items,
+                      const std::vector<CloudTemplates>& snapshot);
+  void WarnIfOutsideFolders(const Agent& agent, const std::string& build_url,
+                            const std::vector<CloudTemplates>& snapshot);
+  void Launch(const std::vector<jenkins::QueueItem>& items,
+              const std::map<std::string, jenkins::Computer>& nodes,
+              const std::vector<CloudTemplates>& snapshot, ProvisionStats& stats);
+  void Advance(Agent& agent, const std::map<std::string, jenkins::Computer>& nodes,
+               const std::vector<CloudTemplates>& snapshot);
+  void Create(Agent& agent, const std::vector<CloudTemplates>& snapshot);
+  void Watch(Agent& agent, const jenkins::Computer* node, const store::Submission* sub,
+             const std::vector<CloudTemplates>& snapshot);
+  void Terminate(Agent& agent);
+  void EndAgent(Agent& agent, bool failed, const std::string& type, const std::string& outcome);
+  void DeleteStrayNodes(const std::map<std::string, jenkins::Computer>& nodes);
+  bool Save(Agent& agent, const std::string& type, const std::string& message);
+
+  jenkins::Client& jenkins_;
+  TemplateRegistry& templates_;
+  store::Store& store_;
+  const Clock& clock_;
+  std::vector<ProvisionerCloud> clouds_;
+  ProvisionerOptions options_;
+
+  // Owned by the loop's thread.
+  std::map<std::string, Agent> agents_;           // live agents by name
+  std::map<std::string, store::Record> records_;  // their stored records, for test-and-set
+  std::string session_;
+  bool script_labels_ = true;
+  int64_t script_refused_at_ms_ = 0;
+  uint64_t sequence_ = 0;
+  std::set<std::pair<int64_t, std::string>> noted_;  // (queue item, cloud) skips already told
+  struct Backoff {
+    int failures = 0;
+    int64_t until_ms = 0;
+  };
+  std::map<std::pair<std::string, std::string>, Backoff> backoff_;  // by (cloud, template)
+  std::map<std::string, int64_t> disconnected_since_;  // online agents whose channel is down
+  std::set<std::string> warned_;  // agents already told "waiting for Jenkins/slurmrestd"
+
+  mutable std::mutex status_mu_;
+  ProvisionerStatus status_;  // guarded by status_mu_
+
+  std::mutex wake_mu_;
+  std::condition_variable wake_;
+  bool woken_ = false;  // guarded by wake_mu_
+  std::atomic<bool> stop_{false};
+};
+
+}  // namespace slurmfleet::fleet

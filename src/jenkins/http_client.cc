@@ -1,0 +1,754 @@
+#include "jenkins/http_client.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+namespace slurmfleet::jenkins {
+
+using nlohmann::json;
+
+struct HttpClient::Request {
+  std::string method = {};  // "GET" or "POST"
+  std::string path = {};    // below base_url, query included: "queue/api/json?tree=..."
+  std::string form = {};    // application/x-www-form-urlencoded body of a POST
+  bool english = false;
+  // Whether a request that may have reached Jenkins can simply be sent again: a lost answer is
+  // then kUnavailable rather than kUnknownOutcome.
+  bool idempotent = true;
+
+  // "GET /queue/api/json": for error messages, without the query.
+  std::string Where() const { return method + " /" + path.substr(0, path.find('?')); }
+};
+
+struct HttpClient::Response {
+  long status = 0;
+  std::string body;
+  std::map<std::string, std::string> headers;  // names lowercased; the last of repeated ones
+
+  std::string Header(const std::string& lowercase_name) const {
+    auto it = headers.find(lowercase_name);
+    return it == headers.end() ? std::string() : it->second;
+  }
+};
+
+namespace {
+
+std::once_flag curl_init_once;
+
+// An API token is 34 characters: a larger file is the wrong file.
+constexpr size_t kMaxTokenFileSize = 64 * 1024;
+
+constexpr std::string_view kBlanks = " \t\r\n\v\f";
+
+// CONTRACT.md §2.5, verbatim: the only exact source of every queue item's label.
+constexpr std::string_view kExactLabelsScript = R"(
+import groovy.json.JsonOutput
+def q = jenkins.model.Jenkins.get().queue
+println JsonOutput.toJson(q.items.collect { [id: it.id, cls: it.class.simpleName,
+  label: it.assignedLabel?.expression, buildable: it.buildable, why: it.why,
+  task: it.task.fullDisplayName] }))";
+
+// CONTRACT.md §9, plus what the Computer model holds.
+constexpr std::string_view kComputerFields =
+    "_class,displayName,description,offline,temporarilyOffline,idle,numExecutors,"
+    "offlineCauseReason,absoluteRemotePath,assignedLabels[name],"
+    "executors[idle,currentExecutable[url,number]]";
+
+std::string_view Trim(std::string_view text) {
+  size_t begin = text.find_first_not_of(kBlanks);
+  if (begin == std::string_view::npos) return {};
+  return text.substr(begin, text.find_last_not_of(kBlanks) - begin + 1);
+}
+
+// RFC 3986 percent-encoding of everything but the unreserved characters: right for a query value,
+// a form field and a path segment alike (so `[`, `]`, `,`, `&`, `/` and ' ' are all encoded).
+std::string Encode(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    unsigned char u = static_cast<unsigned char>(c);
+    bool unreserved = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '-' || c == '.' || c == '_' || c == '~';
+    if (unreserved) {
+      out += c;
+    } else {
+      out += '%';
+      out += kHex[u >> 4];
+      out += kHex[u & 0xf];
+    }
+  }
+  return out;
+}
+
+std::string Form(std::initializer_list<std::pair<std::string_view, std::string_view>> fields) {
+  std::string out;
+  for (const auto& [name, value] : fields) {
+    if (!out.empty()) out += '&';
+    out += Encode(name) + "=" + Encode(value);
+  }
+  return out;
+}
+
+// A header from Jenkins for a message: Jetty may send X-Error's U+2018/U+2019 in a non-UTF-8
+// encoding, so everything but printable ASCII becomes an apostrophe (which they stand for).
+std::string AsciiOnly(std::string_view text) {
+  std::string out;
+  bool in_other = false;
+  for (char c : text.substr(0, 400)) {
+    if (c >= 0x20 && c < 0x7f) {
+      out += c;
+      in_other = false;
+    } else if (!in_other) {
+      out += '\'';
+      in_other = true;
+    }
+  }
+  return out;
+}
+
+Result<Secret> ReadToken(const std::filesystem::path& path, const std::string& user) {
+  const std::string fix = "write the API token of Jenkins user '" + user +
+                          "' into it (Jenkins: the user > Security > API Token > Add new Token)";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    int error = errno;
+    return Fail(Code::kInvalidInput,
+                "cannot read the API token file " + path.string() + ": " + std::strerror(error) +
+                    "; " + fix,
+                "api_token_file");
+  }
+  std::string content(kMaxTokenFileSize + 1, '\0');
+  in.read(content.data(), static_cast<std::streamsize>(content.size()));
+  content.resize(static_cast<size_t>(in.gcount()));
+  if (content.size() > kMaxTokenFileSize) {
+    return Fail(Code::kInvalidInput,
+                "the API token file " + path.string() + " is larger than 64 KiB; " + fix,
+                "api_token_file");
+  }
+  std::string_view token = Trim(content);
+  if (token.empty()) {
+    return Fail(Code::kInvalidInput, "the API token file " + path.string() + " is empty; " + fix,
+                "api_token_file");
+  }
+  if (token.find_first_of(kBlanks) != std::string_view::npos) {
+    return Fail(Code::kInvalidInput,
+                "the API token file " + path.string() + " holds more than one word; " + fix,
+                "api_token_file");
+  }
+  Secret secret{std::string(token)};
+  std::fill(content.begin(), content.end(), '\0');
+  return secret;
+}
+
+size_t AppendBody(char* data, size_t size, size_t n, void* out) {
+  static_cast<std::string*>(out)->append(data, size * n);
+  return size * n;
+}
+
+size_t CollectHeader(char* data, size_t size, size_t n, void* out) {
+  auto* headers = static_cast<std::map<std::string, std::string>*>(out);
+  std::string_view line(data, size * n);
+  // Headers of an interim answer (100 Continue) must not mix with the final one's.
+  if (line.starts_with("HTTP/")) headers->clear();
+  size_t colon = line.find(':');
+  if (colon != std::string_view::npos) {
+    std::string name(Trim(line.substr(0, colon)));
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    (*headers)[name] = std::string(Trim(line.substr(colon + 1)));
+  }
+  return size * n;
+}
+
+// Errors that prove the request never left this host.
+bool NeverSent(CURLcode rc) {
+  return rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
+         rc == CURLE_COULDNT_RESOLVE_PROXY || rc == CURLE_SSL_CONNECT_ERROR ||
+         rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE ||
+         rc == CURLE_URL_MALFORMAT || rc == CURLE_UNSUPPORTED_PROTOCOL;
+}
+
+// Readers for Jenkins' JSON, where an absent property and null mean the same. A present value of
+// the wrong type throws nlohmann's type_error, which GetJson turns into an Error.
+std::string Str(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it == object.end() || it->is_null() ? std::string() : it->get<std::string>();
+}
+
+bool Bool(const json& object, const char* key, bool absent = false) {
+  auto it = object.find(key);
+  return it == object.end() || it->is_null() ? absent : it->get<bool>();
+}
+
+int64_t Int(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it == object.end() || it->is_null() ? 0 : it->get<int64_t>();
+}
+
+const json& Array(const json& object, const char* key) {
+  static const json kEmpty = json::array();
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return kEmpty;
+  static_cast<void>(it->get_ref<const json::array_t&>());  // throws type_error unless an array
+  return *it;
+}
+
+Computer DecodeComputer(const json& j) {
+  Computer computer;
+  computer.name = Str(j, "displayName");
+  computer.computer_class = Str(j, "_class");
+  computer.description = Str(j, "description");
+  computer.offline = Bool(j, "offline", true);
+  computer.temporarily_offline = Bool(j, "temporarilyOffline");
+  computer.idle = Bool(j, "idle", true);
+  computer.num_executors = static_cast<int>(Int(j, "numExecutors"));
+  if (auto it = j.find("absoluteRemotePath"); it != j.end() && !it->is_null()) {
+    computer.absolute_remote_path = it->get<std::string>();
+  }
+  computer.offline_cause_reason = Str(j, "offlineCauseReason");
+  for (const json& label : Array(j, "assignedLabels")) {
+    computer.labels.push_back(Str(label, "name"));
+  }
+  for (const json& e : Array(j, "executors")) {
+    Executor executor;
+    executor.idle = Bool(e, "idle", true);
+    if (auto it = e.find("currentExecutable"); it != e.end() && it->is_object()) {
+      executor.current_url = Str(*it, "url");
+      executor.current_number = Int(*it, "number");
+    }
+    computer.executors.push_back(std::move(executor));
+  }
+  return computer;
+}
+
+QueueItem DecodeQueueItem(const json& j) {
+  QueueItem item;
+  item.id = Int(j, "id");
+  item.item_class = Str(j, "_class");
+  item.buildable = Bool(j, "buildable");
+  item.blocked = Bool(j, "blocked");
+  item.pending = Bool(j, "pending");
+  item.stuck = Bool(j, "stuck");
+  item.why = Str(j, "why");
+  item.in_queue_since_ms = Int(j, "inQueueSince");
+  if (auto task = j.find("task"); task != j.end() && task->is_object()) {
+    item.task_name = Str(*task, "name");
+    item.task_url = Str(*task, "url");
+    item.task_class = Str(*task, "_class");
+    // Only projects export labelExpression, and as null when they may roam; a Pipeline
+    // placeholder task lacks the property altogether.
+    if (task->contains("labelExpression")) {
+      item.label = Str(*task, "labelExpression");
+      item.label_source = LabelSource::kLabelExpression;
+    }
+  }
+  return item;
+}
+
+bool IsLowerHex64(std::string_view text) {
+  return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+// The path of an absolute URL ("/jenkins/job/x/1/"); a relative one is returned as it is.
+std::string_view UrlPath(std::string_view url) {
+  url = url.substr(0, url.find_first_of("?#"));
+  size_t scheme = url.find("://");
+  if (scheme == std::string_view::npos) return url;
+  size_t path = url.find('/', scheme + 3);
+  return path == std::string_view::npos ? std::string_view("/") : url.substr(path);
+}
+
+}  // namespace
+
+Status HttpClient::CheckNodeName(const std::string& name) {
+  auto bad = [&](const std::string& why) {
+    return Fail(Code::kInvalidInput,
+                "node name '" + AsciiOnly(name) + "' " + why +
+                    "; use letters, digits, '-', '_' and '.' (e.g. slurm-gpu-12345)",
+                "node name");
+  };
+  if (name.empty()) return bad("is empty");
+  if (Trim(name).size() != name.size()) return bad("starts or ends with a blank");
+  if (name == "." || name == "..") return bad("is reserved");
+  if (name.back() == '.') return bad("ends with '.'");
+  for (size_t i = 0; i < name.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(name[i]);
+    // ISO control characters: C0, DEL, and C1 (U+0080..U+009F, 0xC2 0x80..0x9F in UTF-8).
+    bool c1 = c == 0xc2 && i + 1 < name.size() &&
+              (static_cast<unsigned char>(name[i + 1]) & 0xe0) == 0x80;
+    if (c < 0x20 || c == 0x7f || c1) return bad("holds a control character");
+    if (std::string_view("?*/\\%!@#$^&|<>[]:;").find(name[i]) != std::string_view::npos) {
+      return bad("holds the unsafe character '" + std::string(1, name[i]) + "'");
+    }
+  }
+  return {};
+}
+
+Result<std::unique_ptr<HttpClient>> HttpClient::Create(HttpClientOptions options) {
+  std::string& url = options.base_url;
+  size_t authority = url.starts_with("https://") ? 8 : url.starts_with("http://") ? 7 : 0;
+  std::string_view host = std::string_view(url).substr(authority);
+  host = host.substr(0, host.find('/'));
+  if (authority == 0 || host.empty() || url.find_first_of("?# ") != std::string::npos) {
+    return Fail(
+        Code::kInvalidInput,
+        "'" + AsciiOnly(url) + "' is not an http:// or https:// URL; use e.g. http://jenkins:8080/",
+        "base_url");
+  }
+  if (host.find('@') != std::string_view::npos) {
+    // Never echo it: the part before '@' may be a password.
+    return Fail(Code::kInvalidInput,
+                "the URL holds credentials; put the user in `user` and the API token in "
+                "`api_token_file`",
+                "base_url");
+  }
+  if (url.back() != '/') url += '/';
+  if (options.user.empty()) {
+    return Fail(Code::kInvalidInput, "is empty; name the Jenkins user the API token belongs to",
+                "user");
+  }
+  if (options.connect_timeout.count() <= 0) {
+    return Fail(Code::kInvalidInput, "must be positive", "connect_timeout");
+  }
+  if (options.total_timeout.count() <= 0) {
+    return Fail(Code::kInvalidInput, "must be positive", "total_timeout");
+  }
+  auto token = ReadToken(options.api_token_file, options.user);
+  if (!token) return std::unexpected(token.error());
+  std::call_once(curl_init_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  return std::unique_ptr<HttpClient>(new HttpClient(std::move(options), std::move(*token)));
+}
+
+HttpClient::HttpClient(HttpClientOptions options, Secret token)
+    : options_(std::move(options)), token_(std::move(token)) {}
+
+HttpClient::~HttpClient() {
+  for (void* handle : idle_) curl_easy_cleanup(static_cast<CURL*>(handle));
+}
+
+void* HttpClient::Acquire() {
+  {
+    std::lock_guard lock(mu_);
+    if (!idle_.empty()) {
+      void* handle = idle_.back();
+      idle_.pop_back();
+      return handle;
+    }
+  }
+  return curl_easy_init();
+}
+
+void HttpClient::Release(void* handle) {
+  std::lock_guard lock(mu_);
+  idle_.push_back(handle);
+}
+
+Result<HttpClient::Response> HttpClient::SendOnce(const Request& request, const Secret& token) {
+  CURL* curl = static_cast<CURL*>(Acquire());
+  if (!curl) return Fail(Code::kInternal, "libcurl could not create a handle", request.Where());
+  curl_easy_reset(curl);  // keeps the handle's live connections and caches
+
+  const std::string url = options_.base_url + request.path;
+  Response response;
+  char curl_error[CURL_ERROR_SIZE] = {};
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curl_error);
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
+                   static_cast<long>(options_.connect_timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.total_timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, options_.verify_tls ? 1L : 0L);
+  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, options_.verify_tls ? 2L : 0L);
+  if (!options_.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, options_.ca_file.c_str());
+  // A 302 is how doCreateItem, changeOfflineCause and doDelete say "done"; following it would
+  // fetch a page we do not want.
+  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(curl, CURLOPT_HTTPAUTH, static_cast<long>(CURLAUTH_BASIC));
+  curl_easy_setopt(curl, CURLOPT_USERNAME, options_.user.c_str());
+  curl_easy_setopt(curl, CURLOPT_PASSWORD, token.Reveal().c_str());
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, AppendBody);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, CollectHeader);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &response.headers);
+
+  curl_slist* headers = nullptr;
+  if (request.method == "POST") {
+    curl_easy_setopt(curl, CURLOPT_POST, 1L);
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.form.c_str());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(request.form.size()));
+    // libcurl silently sends a request again when a reused connection turns out dead; a POST
+    // that creates a node must not, so it always gets a connection of its own.
+    curl_easy_setopt(curl, CURLOPT_FRESH_CONNECT, 1L);
+    headers = curl_slist_append(headers, "Content-Type: application/x-www-form-urlencoded");
+    headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
+  }
+  if (request.english) headers = curl_slist_append(headers, "Accept-Language: en");
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+
+  CURLcode rc = curl_easy_perform(curl);
+  curl_slist_free_all(headers);
+  if (rc == CURLE_OK) curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
+  // The handle holds a copy of the token until it is reset: drop it before pooling the handle.
+  curl_easy_setopt(curl, CURLOPT_PASSWORD, "");
+  Release(curl);
+  if (rc == CURLE_OK) return response;
+
+  std::string what = curl_error[0] != '\0' ? curl_error : curl_easy_strerror(rc);
+  if (NeverSent(rc)) {
+    return Fail(Code::kUnavailable,
+                "cannot reach Jenkins at " + options_.base_url + ": " + what +
+                    "; check the URL and that Jenkins runs",
+                request.Where());
+  }
+  if (request.idempotent) {
+    return Fail(Code::kUnavailable,
+                "no complete answer from Jenkins at " + options_.base_url + ": " + what,
+                request.Where());
+  }
+  return Fail(Code::kUnknownOutcome,
+              "no complete answer from Jenkins at " + options_.base_url + ": " + what +
+                  "; the request may have taken effect, so look before sending it again",
+              request.Where());
+}
+
+Result<HttpClient::Response> HttpClient::Send(const Request& request) {
+  Secret token;
+  {
+    std::lock_guard lock(mu_);
+    token = token_;
+  }
+  auto response = SendOnce(request, token);
+  if (!response || response->status != 401) return response;
+
+  // The token may have been replaced in its file since it was read.
+  Secret fresh;
+  {
+    std::lock_guard lock(mu_);
+    if (token_ == token) {
+      auto reread = ReadToken(options_.api_token_file, options_.user);
+      if (!reread) {
+        return Fail(Code::kAuth,
+                    "Jenkins rejected user '" + options_.user +
+                        "' and its API token (HTTP 401), and re-reading it failed: " +
+                        reread.error().message,
+                    request.Where());
+      }
+      token_ = std::move(*reread);
+    }
+    fresh = token_;
+  }
+  if (fresh == token) return response;  // StatusError reports the 401
+  return SendOnce(request, fresh);
+}
+
+Error HttpClient::StatusError(const Request& request, const Response& response) const {
+  const std::string status = "HTTP " + std::to_string(response.status);
+  const std::string x_error = AsciiOnly(response.Header("x-error"));
+  const std::string said = x_error.empty() ? status : status + ": " + x_error;
+  auto error = [&](Code code, std::string message) {
+    return Error{code, std::move(message), request.Where()};
+  };
+  switch (response.status) {
+    case 401:
+      return error(Code::kAuth, "Jenkins rejected user '" + options_.user +
+                                    "' with the API token in " + options_.api_token_file.string() +
+                                    " (" + status +
+                                    "); put a current API token of that user into the file");
+    case 403: {
+      std::string permission = AsciiOnly(response.Header("x-required-permission"));
+      if (permission.empty()) {
+        return error(Code::kRejected,
+                     "Jenkins refused access to user '" + options_.user + "' (" + status + ")");
+      }
+      return error(Code::kRejected, "Jenkins user '" + options_.user + "' lacks the permission " +
+                                        permission + " (" + status + "); grant it");
+    }
+    case 404:
+      return error(Code::kNotFound, "not found in Jenkins (" + status + ")");
+    case 400:
+      return error(Code::kRejected, "Jenkins rejected the request (" + said + ")");
+    default:
+      break;
+  }
+  if (response.status >= 500) {
+    return error(Code::kUnavailable, "Jenkins failed (" + said + "); retry later");
+  }
+  if (response.status >= 300 && response.status < 400) {
+    return error(Code::kInvalidInput, "Jenkins redirected to '" +
+                                          AsciiOnly(response.Header("location")) + "' (" + status +
+                                          "); set base_url to the URL Jenkins answers on itself");
+  }
+  if (response.status >= 400 && response.status < 500) {
+    return error(Code::kRejected, "Jenkins rejected the request (" + said + ")");
+  }
+  return error(Code::kInternal, "unexpected answer from Jenkins (" + said + ")");
+}
+
+template <typename T, typename Decode>
+Result<T> HttpClient::GetJson(const std::string& path, const std::string& tree, bool english,
+                              Decode decode) {
+  Request request{.method = "GET", .path = path + "?tree=" + Encode(tree), .english = english};
+  auto response = Send(request);
+  if (!response) return std::unexpected(response.error());
+  if (response->status < 200 || response->status >= 300) {
+    return std::unexpected(StatusError(request, *response));
+  }
+  json body = json::parse(response->body, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded()) {
+    // A truncated answer or a proxy's HTML page: likely to pass.
+    return Fail(Code::kUnavailable,
+                "Jenkins answered HTTP " + std::to_string(response->status) +
+                    " with a body that is not JSON",
+                request.Where());
+  }
+  try {
+    return decode(body, *response);
+  } catch (const json::exception& e) {
+    return Fail(Code::kInternal, std::string("unexpected JSON from Jenkins: ") + e.what(),
+                request.Where());
+  }
+}
+
+Result<ControllerInfo> HttpClient::Discover() {
+  return GetJson<ControllerInfo>(
+      "api/json", "quietingDown,url", false,
+      [&](const json& body, const Response& response) -> Result<ControllerInfo> {
+        ControllerInfo info;
+        info.version = AsciiOnly(response.Header("x-jenkins"));
+        info.session = AsciiOnly(response.Header("x-jenkins-session"));
+        if (info.version.empty()) {
+          return Fail(Code::kInvalidInput,
+                      options_.base_url +
+                          " answered without an X-Jenkins header, so it is not Jenkins; check "
+                          "base_url",
+                      "GET /api/json");
+        }
+        info.quieting_down = Bool(body, "quietingDown");
+        info.root_url = Str(body, "url");
+        return info;
+      });
+}
+
+Result<std::vector<QueueItem>> HttpClient::Queue() {
+  return GetJson<std::vector<QueueItem>>(
+      "queue/api/json",
+      "items[id,buildable,blocked,pending,stuck,why,inQueueSince,task[name,url,labelExpression]]",
+      /*english=*/true, [](const json& body, const Response&) -> Result<std::vector<QueueItem>> {
+        std::vector<QueueItem> items;
+        for (const json& item : Array(body, "items")) items.push_back(DecodeQueueItem(item));
+        return items;
+      });
+}
+
+Result<std::map<int64_t, std::string>> HttpClient::ExactLabels() {
+  // The script only reads, so a lost answer can be asked for again.
+  Request request{.method = "POST",
+                  .path = "scriptText",
+                  .form = Form({{"script", kExactLabelsScript}}),
+                  .idempotent = true};
+  auto response = Send(request);
+  if (!response) return std::unexpected(response.error());
+  if (response->status != 200) return std::unexpected(StatusError(request, *response));
+  // A failing script still answers 200, with its stack trace as the text.
+  json body = json::parse(Trim(response->body), nullptr, /*allow_exceptions=*/false);
+  if (!body.is_array()) {
+    return Fail(Code::kInternal,
+                "the queue script printed something that is not a JSON list (did it fail?)",
+                request.Where());
+  }
+  try {
+    std::map<int64_t, std::string> labels;
+    for (const json& item : body) labels[Int(item, "id")] = Str(item, "label");
+    return labels;
+  } catch (const json::exception& e) {
+    return Fail(Code::kInternal, std::string("unexpected JSON from the queue script: ") + e.what(),
+                request.Where());
+  }
+}
+
+Result<std::vector<Computer>> HttpClient::Computers() {
+  return GetJson<std::vector<Computer>>(
+      "computer/api/json", "computer[" + std::string(kComputerFields) + "]", false,
+      [](const json& body, const Response&) -> Result<std::vector<Computer>> {
+        std::vector<Computer> computers;
+        for (const json& c : Array(body, "computer")) computers.push_back(DecodeComputer(c));
+        return computers;
+      });
+}
+
+Result<Computer> HttpClient::GetComputer(const std::string& name) {
+  if (auto ok = CheckNodeName(name); !ok) return std::unexpected(ok.error());
+  return GetJson<Computer>(
+      "computer/" + Encode(name) + "/api/json", std::string(kComputerFields), false,
+      [](const json& body, const Response&) -> Result<Computer> { return DecodeComputer(body); });
+}
+
+Status HttpClient::CreateNode(const NodeSpec& node) {
+  if (auto ok = CheckNodeName(node.name); !ok) return ok;
+  if (node.remote_fs.empty()) {
+    return Fail(Code::kInvalidInput,
+                "node '" + node.name + "': remote_fs is empty; give the agent's work directory",
+                "node spec");
+  }
+  if (node.num_executors < 1) {
+    return Fail(Code::kInvalidInput,
+                "node '" + node.name + "': num_executors is " + std::to_string(node.num_executors) +
+                    "; it must be at least 1",
+                "node spec");
+  }
+  // CONTRACT.md §3.1, field for field. nlohmann escapes the strings.
+  nlohmann::ordered_json spec = {
+      {"name", node.name},
+      {"nodeDescription", node.description},
+      {"numExecutors", std::to_string(node.num_executors)},
+      {"remoteFS", node.remote_fs},
+      {"labelString", node.labels},
+      {"mode", node.mode == NodeMode::kExclusive ? "EXCLUSIVE" : "NORMAL"},
+      {"launcher",
+       {{"$class", "hudson.slaves.JNLPLauncher"},
+        {"webSocket", true},
+        {"workDirSettings",
+         {{"disabled", false},
+          {"workDirPath", ""},
+          {"internalDir", "remoting"},
+          {"failIfWorkDirIsMissing", false}}}}},
+      {"retentionStrategy", {{"$class", "hudson.slaves.RetentionStrategy$Always"}}},
+      {"nodeProperties", {{"stapler-class-bag", "true"}}},
+  };
+  std::string spec_text;
+  try {
+    spec_text = spec.dump();
+  } catch (const json::exception&) {
+    return Fail(Code::kInvalidInput, "node '" + AsciiOnly(node.name) + "': a field is not UTF-8",
+                "node spec");
+  }
+  Request request{
+      .method = "POST",
+      .path = "computer/doCreateItem",
+      .form = Form({{"name", node.name}, {"type", "hudson.slaves.DumbSlave"}, {"json", spec_text}}),
+      .idempotent = false};
+  auto response = Send(request);
+  if (!response) return std::unexpected(response.error());
+  if (response->status == 302 || response->status == 200) return {};
+  // Jetty may mangle the quotes of "Agent called ‘x’ already exists": match the ASCII part.
+  if (response->status == 400 &&
+      response->Header("x-error").find("already exists") != std::string::npos) {
+    return Fail(Code::kConflict, "a node named '" + node.name + "' already exists in Jenkins",
+                request.Where());
+  }
+  return std::unexpected(StatusError(request, *response));
+}
+
+Result<Secret> HttpClient::AgentSecret(const std::string& name) {
+  if (auto ok = CheckNodeName(name); !ok) return std::unexpected(ok.error());
+  Request request{.method = "GET", .path = "computer/" + Encode(name) + "/jenkins-agent.jnlp"};
+  auto response = Send(request);
+  if (!response) return std::unexpected(response.error());
+  if (response->status != 200) return std::unexpected(StatusError(request, *response));
+  std::string& body = response->body;
+  constexpr std::string_view kOpen = "<argument>";
+  size_t open = body.find(kOpen);
+  size_t close = open == std::string::npos ? open : body.find("</argument>", open);
+  std::string_view first;
+  if (close != std::string::npos) {
+    first = Trim(std::string_view(body).substr(open + kOpen.size(), close - open - kOpen.size()));
+  }
+  Result<Secret> secret;
+  if (IsLowerHex64(first)) {
+    secret = Secret(std::string(first));
+  } else {
+    secret = Fail(Code::kInternal,
+                  "unexpected JNLP body: its first <argument> is not a 64-hex-digit agent secret",
+                  request.Where());
+  }
+  std::fill(body.begin(), body.end(), '\0');  // it held the secret
+  return secret;
+}
+
+Status HttpClient::Drain(const std::string& name, const std::string& message) {
+  if (auto ok = CheckNodeName(name); !ok) return ok;
+  Request request{.method = "POST",
+                  .path = "computer/" + Encode(name) + "/changeOfflineCause",
+                  .form = Form({{"offlineMessage", message}}),
+                  .idempotent = false};
+  auto response = Send(request);
+  if (!response) return std::unexpected(response.error());
+  if (response->status == 302 || response->status == 200) return {};
+  return std::unexpected(StatusError(request, *response));
+}
+
+Status HttpClient::DeleteNode(const std::string& name) {
+  if (auto ok = CheckNodeName(name); !ok) return ok;
+  Request request{
+      .method = "POST", .path = "computer/" + Encode(name) + "/doDelete", .idempotent = false};
+  auto response = Send(request);
+  if (!response) return std::unexpected(response.error());
+  if (response->status == 302 || response->status == 200) return {};
+  return std::unexpected(StatusError(request, *response));
+}
+
+Result<RunInfo> HttpClient::Run(const std::string& run_url) {
+  // Absolute URLs carry the configured root URL, which need not be base_url: keep the path below
+  // the root, found as base_url's own path or else from the first `job/` segment.
+  std::string_view path = UrlPath(run_url);
+  std::string_view root = UrlPath(options_.base_url);
+  std::string relative;
+  if (!path.starts_with('/')) {
+    relative = path;
+  } else if (path.starts_with(root)) {
+    relative = path.substr(root.size());
+  } else if (size_t job = path.find("/job/"); job != std::string_view::npos) {
+    relative = path.substr(job + 1);
+  }
+  if (relative.empty()) {
+    return Fail(Code::kInvalidInput, "run URL '" + AsciiOnly(run_url) + "' names no build",
+                "run url");
+  }
+  if (relative.back() != '/') relative += '/';
+  return GetJson<RunInfo>(relative + "api/json", "building,result,builtOn,queueId", false,
+                          [](const json& body, const Response&) -> Result<RunInfo> {
+                            RunInfo run;
+                            run.building = Bool(body, "building");
+                            run.result = Str(body, "result");
+                            run.built_on = Str(body, "builtOn");
+                            run.queue_id = Int(body, "queueId");
+                            return run;
+                          });
+}
+
+Result<LabelLoad> HttpClient::Label(const std::string& expression) {
+  return GetJson<LabelLoad>(
+      "label/" + Encode(expression) + "/api/json",
+      "name,busyExecutors,idleExecutors,totalExecutors,offline,nodes[nodeName],"
+      "loadStatistics[queueLength[sec10[latest]],availableExecutors[sec10[latest]]]",
+      false, [](const json& body, const Response&) -> Result<LabelLoad> {
+        LabelLoad load;
+        load.name = Str(body, "name");
+        load.busy_executors = static_cast<int>(Int(body, "busyExecutors"));
+        load.idle_executors = static_cast<int>(Int(body, "idleExecutors"));
+        load.total_executors = static_cast<int>(Int(body, "totalExecutors"));
+        const json* latest = &body;
+        for (const char* key : {"loadStatistics", "queueLength", "sec10", "latest"}) {
+          if (!latest->is_object() || !latest->contains(key)) {
+            latest = nullptr;
+            break;
+          }
+          latest = &(*latest)[key];
+        }
+        if (latest != nullptr && !latest->is_null()) load.queue_length = latest->get<double>();
+        return load;
+      });
+}
+
+}  // namespace slurmfleet::jenkins

@@ -1,0 +1,49 @@
+// Jenkins label expressions, as a job's "Restrict where this project can be run" field or
+// Pipeline's node('...') holds them: atoms joined by `&&`, `||`, `!`, `->` (implies), `<->`
+// (iff) and parentheses; an atom is a bare word or a "double-quoted" string (needed for atoms
+// holding spaces, parentheses or operator characters). Precedence, tightest first: `!`, `&&`,
+// `||`, `->`, `<->`; `->` is right-associative, the rest left. Pure values; no I/O.
+#pragma once
+
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "base/error.h"
+
+namespace slurmfleet::jenkins {
+
+class LabelExpression {
+ public:
+  // The empty (or all-blank) text is the "any node" expression: it matches only nodes in NORMAL
+  // mode, which Matches() leaves to the caller (see MatchesNode). kInvalidInput with the offset
+  // and what was expected ("label expression 'gpu &&': expected a label after '&&' at 6, found
+  // the end"). Like Jenkins' lexer, an atom ends at a blank or one of & | ! < > ( ) " ' and at
+  // "->", so `a->b` is an implication and `linux-x86_64` one atom. Jenkins rejects a chain
+  // `a->b->c`; it is accepted here, read as a->(b->c).
+  static Result<LabelExpression> Parse(std::string_view text);
+
+  // True when the expression holds for a node carrying exactly `labels` (the node's own name
+  // included, as Jenkins' self-label). The empty expression matches every label set.
+  bool Matches(const std::set<std::string>& labels) const;
+
+  // Jenkins' normalised form, as `why` texts show it: `gpu&&linux`, `!a||(b&&c)`; "" when empty.
+  // Blanks go; the user's own parentheses stay (Jenkins' LabelExpression.Paren keeps them, even
+  // redundant ones like `(gpu)`); an atom is quoted when Jenkins' LabelAtom.escape would quote it
+  // (`"os/linux"`, `"my label"`), so the result parses back to the same expression.
+  std::string ToString() const;
+  bool empty() const { return root_ == nullptr; }
+
+  struct Node;
+
+ private:
+  std::shared_ptr<const Node> root_;  // null: the empty expression; immutable, so shared
+};
+
+// Whether a node takes an item: an EXCLUSIVE node only takes items whose expression is non-empty
+// and matches; a NORMAL node also takes items with no expression.
+bool MatchesNode(const LabelExpression& item, const std::set<std::string>& node_labels,
+                 bool node_exclusive);
+
+}  // namespace slurmfleet::jenkins

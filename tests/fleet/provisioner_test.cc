@@ -1,0 +1,375 @@
+// The provisioner's reconcile contract against a fake Jenkins (fake_jenkins_client.h), the real
+// engine over a fake Slurm, a real in-memory store and a clock that moves only when told to. The
+// same scenarios run end to end, through HTTP, against the stand-in Jenkins and the real Slurm
+// testbed in provisioner_integration_test.cc.
+#include "fleet/provisioner.h"
+
+#include <gtest/gtest.h>
+
+#include "base/fake_clock.h"
+#include "fleet/fake_jenkins_client.h"
+#include "fleet/fake_slurm_client.h"
+
+namespace slurmfleet::fleet {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr std::string_view kConfig = R"(
+jenkins:
+  url: http://jenkins.test/
+  credentials: {user: admin, apiTokenFile: /etc/slurmfleet/jenkins.token}
+  clouds:
+    - slurm:
+        name: c1
+        slurmRestApiUrl: http://127.0.0.1:6820
+        apiVersion: v0.0.45
+        credentials: {user: ci, jwtFile: /etc/slurmfleet/jwt}
+        maxAgents: 5
+        jobTemplates:
+          - name: cpu
+            label: linux cpu
+            instanceCap: 3
+            workingDirectory: /tmp/jenkins
+            agentLaunch: {jarPath: /opt/agent.jar}
+          - name: reuse
+            label: reusable
+            idleMinutes: 2
+            workingDirectory: /tmp/jenkins
+            agentLaunch: {jarPath: /opt/agent.jar}
+    - slurm:
+        name: c2
+        slurmRestApiUrl: http://127.0.0.1:6821
+        apiVersion: v0.0.45
+        credentials: {user: ci, jwtFile: /etc/slurmfleet/jwt}
+        maxAgents: 2
+        authorizedFolders: [team-a]
+        jobTemplates:
+          - name: gpu
+            label: gpu
+            workingDirectory: /tmp/jenkins
+            agentLaunch: {jarPath: /opt/agent.jar}
+)";
+
+class ProvisionerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = store::Store::Open(":memory:", clock_);
+    ASSERT_TRUE(s) << s.error().ToString();
+    store_ = std::move(*s);
+    config::LoadResult loaded = config::LoadConfigText(kConfig, "test.yaml", {});
+    ASSERT_TRUE(loaded.ok()) << config::FormatDiagnostic(loaded.diagnostics.front());
+    config_ = loaded.config;
+    for (const char* cloud : {"c1", "c2"}) {
+      EngineOptions o;
+      o.cloud = cloud;
+      o.instance = "test";
+      o.submit_concurrency = 1;  // the fake Slurm is not thread-safe
+      FakeSlurmClient& slurm = std::string(cloud) == "c1" ? slurm1_ : slurm2_;
+      auto e = Engine::Create(*store_, slurm, clock_, o);
+      ASSERT_TRUE(e) << e.error().ToString();
+      engines_.push_back(std::move(*e));
+    }
+    auto t = TemplateRegistry::Create(*store_, clock_, config_);
+    ASSERT_TRUE(t) << t.error().ToString();
+    templates_ = std::move(*t);
+    provisioner_ = MakeProvisioner();
+  }
+
+  std::unique_ptr<Provisioner> MakeProvisioner() {
+    ProvisionerOptions o;
+    o.instance = "test";
+    auto p = Provisioner::Create(
+        jenkins_, *templates_, *store_, clock_,
+        {{"c1", engines_[0].get(), &slurm1_}, {"c2", engines_[1].get(), &slurm2_}}, o);
+    EXPECT_TRUE(p) << p.error().ToString();
+    return std::move(*p);
+  }
+
+  // One pass of everything: the provisioner decides, the engines submit and track.
+  void Pass() {
+    provisioner_->Tick();
+    for (auto& e : engines_) {
+      e->Tick();
+      e->Tick();
+    }
+  }
+
+  void Advance(std::chrono::seconds d) {
+    clock_.Advance(d);
+    slurm1_.now += d;
+    slurm2_.now += d;
+  }
+
+  std::vector<Agent> Agents(bool all = true) {
+    std::vector<Agent> out;
+    auto records = store_->ListRecords("agent", !all);
+    EXPECT_TRUE(records);
+    for (const auto& r : *records) out.push_back(*FromRecord(r));
+    return out;
+  }
+
+  std::string Events(const std::string& key) {
+    std::string out;
+    auto events = store_->Events(key, 0, 0);
+    for (const auto& e : *events) out += e.type + ": " + e.message + "\n";
+    return out;
+  }
+
+  int LiveJobs(FakeSlurmClient& slurm) {
+    int n = 0;
+    for (const auto& [id, j] : slurm.jobs()) {
+      n += j.state.base == slurm::BaseState::kPending || j.state.base == slurm::BaseState::kRunning;
+    }
+    return n;
+  }
+
+  FakeClock clock_{std::chrono::system_clock::time_point(std::chrono::seconds(1'800'000'000))};
+  FakeJenkinsClient jenkins_;
+  FakeSlurmClient slurm1_, slurm2_;
+  config::Config config_;
+  std::unique_ptr<store::Store> store_;
+  std::vector<std::unique_ptr<Engine>> engines_;
+  std::unique_ptr<TemplateRegistry> templates_;
+  std::unique_ptr<Provisioner> provisioner_;
+};
+
+TEST_F(ProvisionerTest, OneBuildOneNodeOneJobThenNothingLeft) {
+  jenkins_.Enqueue("linux");
+  Pass();
+  ASSERT_EQ(jenkins_.nodes.size(), 1u);
+  const std::string name = jenkins_.nodes.begin()->first;
+  EXPECT_TRUE(name.starts_with("c1-cpu-"));
+  const jenkins::NodeSpec& spec = jenkins_.specs.at(name);
+  EXPECT_EQ(spec.labels, "linux cpu");
+  EXPECT_EQ(spec.mode, jenkins::NodeMode::kExclusive);
+  EXPECT_EQ(spec.num_executors, 1);
+  EXPECT_EQ(spec.remote_fs, "/tmp/jenkins/agents/" + name);
+  EXPECT_TRUE(spec.description.starts_with("slurmfleet:test"));
+  ASSERT_EQ(slurm1_.jobs().size(), 1u);
+  const slurm::JobRequest& request = slurm1_.request_of(slurm1_.jobs().begin()->first);
+  EXPECT_EQ(request.name, name);
+  bool has_secret = false;
+  for (const slurm::EnvVar& v : request.environment) {
+    if (v.name == "JENKINS_SECRET") has_secret = v.secret && v.value == std::string(64, 'a');
+    if (v.name == "JENKINS_URL") {
+      EXPECT_EQ(v.value, "http://jenkins.test/");
+    }
+  }
+  EXPECT_TRUE(has_secret);
+
+  Pass();  // nothing new: the starting agent covers the item
+  EXPECT_EQ(jenkins_.created, 1);
+
+  const uint32_t job = slurm1_.jobs().begin()->first;
+  slurm1_.SetState(job, {"RUNNING"});
+  jenkins_.Connect(name);
+  Pass();
+  EXPECT_EQ(Agents()[0].phase, AgentPhase::kOnline);
+  EXPECT_NE(Events(name).find("Agent connected after"), std::string::npos) << Events(name);
+
+  jenkins_.StartBuild(name, "http://jenkins.test/job/j/1/");
+  Pass();
+  EXPECT_TRUE(jenkins_.nodes.at(name).temporarily_offline) << "drained while its build runs";
+  EXPECT_EQ(LiveJobs(slurm1_), 1);
+
+  jenkins_.EndBuild(name);
+  Pass();
+  EXPECT_TRUE(jenkins_.nodes.empty());
+  EXPECT_EQ(LiveJobs(slurm1_), 0);
+  ASSERT_EQ(Agents().size(), 1u);
+  EXPECT_EQ(Agents()[0].phase, AgentPhase::kDone);
+  EXPECT_EQ(Agents()[0].builds, 1);
+}
+
+TEST_F(ProvisionerTest, InstanceCapHoldsWhenManyItemsArriveTogether) {
+  for (int i = 0; i < 10; ++i) jenkins_.Enqueue("linux");
+  for (int i = 0; i < 3; ++i) Pass();
+  EXPECT_EQ(jenkins_.nodes.size(), 3u);
+  EXPECT_EQ(jenkins_.max_nodes, 3);
+  EXPECT_EQ(slurm1_.jobs().size(), 3u);
+  EXPECT_NE(Events("queue-4").find("instanceCap"), std::string::npos) << Events("queue-4");
+}
+
+TEST_F(ProvisionerTest, AnAgentThatNeverConnectsTimesOutAndLeavesNothing) {
+  jenkins_.Enqueue("linux");
+  Pass();
+  const std::string name = jenkins_.nodes.begin()->first;
+  Advance(61s);
+  Pass();
+  EXPECT_NE(Events(name).find("still PENDING after 61s"), std::string::npos) << Events(name);
+  Advance(5min);
+  Pass();
+  EXPECT_FALSE(jenkins_.nodes.contains(name));
+  EXPECT_TRUE(jenkins_.nodes.empty()) << "the item still waits, but relaunching backs off";
+  EXPECT_EQ(LiveJobs(slurm1_), 0);
+  Agent a = Agents()[0];
+  EXPECT_EQ(a.phase, AgentPhase::kFailed);
+  EXPECT_NE(a.outcome.find("Timeout waiting for agent to connect after 5 min"), std::string::npos)
+      << a.outcome;
+  EXPECT_NE(a.outcome.find("state PENDING"), std::string::npos) << a.outcome;
+}
+
+TEST_F(ProvisionerTest, AJobThatEndsBeforeConnectingFailsFast) {
+  jenkins_.Enqueue("linux");
+  Pass();
+  slurm1_.SetState(slurm1_.jobs().begin()->first, {"FAILED"}, "NonZeroExitCode");
+  Pass();
+  Pass();
+  EXPECT_TRUE(jenkins_.nodes.empty());
+  Agent a = Agents()[0];
+  EXPECT_EQ(a.phase, AgentPhase::kFailed);
+  EXPECT_NE(a.outcome.find("ended before the agent connected: FAILED"), std::string::npos)
+      << a.outcome;
+  // the item still waits: a new agent comes, but only after a back-off, not in a tight loop
+  Advance(5s);
+  Pass();
+  EXPECT_EQ(jenkins_.created, 1);
+  Advance(10s);
+  Pass();
+  EXPECT_EQ(jenkins_.created, 2);
+}
+
+TEST_F(ProvisionerTest, ANodeDeletedInJenkinsCancelsItsJob) {
+  jenkins_.Enqueue("linux");
+  Pass();
+  const std::string name = jenkins_.nodes.begin()->first;
+  jenkins_.nodes.erase(name);
+  jenkins_.queue.clear();
+  Pass();
+  EXPECT_EQ(LiveJobs(slurm1_), 0);
+  EXPECT_NE(Agents()[0].outcome.find("was deleted in Jenkins"), std::string::npos);
+}
+
+TEST_F(ProvisionerTest, AJobThatDiesWhileOnlineDeletesTheNode) {
+  jenkins_.Enqueue("linux");
+  Pass();
+  const std::string name = jenkins_.nodes.begin()->first;
+  const uint32_t job = slurm1_.jobs().begin()->first;
+  slurm1_.SetState(job, {"RUNNING"});
+  jenkins_.Connect(name);
+  Pass();
+  slurm1_.SetState(job, {"NODE_FAIL"});
+  Pass();
+  Pass();
+  EXPECT_FALSE(jenkins_.nodes.contains(name));
+  EXPECT_EQ(jenkins_.nodes.size(), 1u) << "its item still waits: a new agent is on the way";
+  EXPECT_NE(Events(name).find("ended while its agent was online"), std::string::npos)
+      << Events(name);
+}
+
+TEST_F(ProvisionerTest, IdleMinutesKeepsTheAgentForTheNextBuild) {
+  jenkins_.Enqueue("reusable");
+  Pass();
+  const std::string name = jenkins_.nodes.begin()->first;
+  slurm1_.SetState(slurm1_.jobs().begin()->first, {"RUNNING"});
+  jenkins_.Connect(name);
+  jenkins_.StartBuild(name, "http://jenkins.test/job/j/1/");
+  Pass();
+  EXPECT_FALSE(jenkins_.nodes.at(name).temporarily_offline);
+  jenkins_.EndBuild(name);
+  Pass();
+  jenkins_.Enqueue("reusable");
+  Pass();
+  EXPECT_EQ(jenkins_.created, 1) << "the idle agent takes the second item";
+  jenkins_.StartBuild(name, "http://jenkins.test/job/j/2/");
+  Pass();
+  jenkins_.EndBuild(name);
+  Pass();
+  Advance(119s);
+  Pass();
+  EXPECT_EQ(jenkins_.nodes.size(), 1u);
+  Advance(2s);
+  Pass();
+  EXPECT_TRUE(jenkins_.nodes.empty());
+  EXPECT_EQ(Agents()[0].builds, 2);
+  EXPECT_EQ(LiveJobs(slurm1_), 0);
+}
+
+TEST_F(ProvisionerTest, FolderRestrictedCloudSkipsOtherFoldersWithAnEvent) {
+  jenkins_.Enqueue("gpu", "http://jenkins.test/job/team-b/job/train/");
+  jenkins_.Enqueue("gpu", "http://jenkins.test/job/team-a/job/sub/job/train/");
+  Pass();
+  ASSERT_EQ(jenkins_.nodes.size(), 1u);
+  EXPECT_TRUE(jenkins_.nodes.begin()->first.starts_with("c2-gpu-"));
+  EXPECT_NE(Events("queue-1").find("serves only the folders team-a; the job is in folder team-b"),
+            std::string::npos)
+      << Events("queue-1");
+  Pass();
+  EXPECT_EQ(Events("queue-1").find("skipped"), Events("queue-1").rfind("skipped"))
+      << "told once per item";
+}
+
+TEST_F(ProvisionerTest, WithoutAdministerPipelineLabelsComeFromWhy) {
+  jenkins_.administer = false;
+  jenkins_.Enqueue("linux", "http://jenkins.test/job/p/3/", /*freestyle=*/false);
+  Pass();
+  EXPECT_EQ(jenkins_.nodes.size(), 1u);
+  EXPECT_EQ(provisioner_->Report().label_mode, "expression");
+  EXPECT_NE(provisioner_->Report().label_reason.find("/scriptText was refused"), std::string::npos);
+}
+
+TEST_F(ProvisionerTest, ARestartedProvisionerResumesWithoutDuplicates) {
+  jenkins_.Enqueue("linux");
+  Pass();
+  ASSERT_EQ(jenkins_.nodes.size(), 1u);
+  provisioner_ = MakeProvisioner();
+  Pass();
+  Pass();
+  EXPECT_EQ(jenkins_.created, 1);
+  EXPECT_EQ(slurm1_.jobs().size(), 1u);
+}
+
+TEST_F(ProvisionerTest, AStrayNodeWithOurMarkerIsDeleted) {
+  jenkins::NodeSpec stray{"c1-cpu-1-99",
+                          "slurmfleet:test cloud c1, template cpu",
+                          "/tmp",
+                          "linux",
+                          jenkins::NodeMode::kExclusive,
+                          1};
+  ASSERT_TRUE(jenkins_.CreateNode(stray));
+  jenkins::NodeSpec foreign{"static-1", "a static agent",           "/tmp",
+                            "linux",    jenkins::NodeMode::kNormal, 1};
+  ASSERT_TRUE(jenkins_.CreateNode(foreign));
+  Pass();
+  EXPECT_FALSE(jenkins_.nodes.contains("c1-cpu-1-99"));
+  EXPECT_TRUE(jenkins_.nodes.contains("static-1"));
+}
+
+TEST_F(ProvisionerTest, EphemeralTemplateServesItsLabelAndExpires) {
+  auto e = templates_->Register(
+      "c1", R"({"job": {"cpus_per_task": 2}, "agent": {"jar_path": "/opt/agent.jar"}})", 60s,
+      "p#1");
+  ASSERT_TRUE(e) << (e ? "" : e.error().ToString());
+  EXPECT_EQ(e->label, "slurmfleet-" + e->name);
+  jenkins_.Enqueue(e->label);
+  Pass();
+  ASSERT_EQ(jenkins_.nodes.size(), 1u);
+  const slurm::JobRequest& request = slurm1_.request_of(slurm1_.jobs().begin()->first);
+  EXPECT_EQ(request.cpus_per_task, 2);
+  EXPECT_EQ(request.current_working_directory, "/tmp/jenkins-c1");
+  auto bad = templates_->Register("c1", R"({"job": {"cpus_per_tsk": 2}})", 60s, "p#2");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, Code::kInvalidInput);
+  EXPECT_TRUE(bad.error().where.starts_with("json")) << bad.error().where;
+  // in use: kept past its TTL; unused: gone
+  Advance(120s);
+  Pass();
+  EXPECT_EQ(templates_->Ephemeral().size(), 1u);
+  jenkins_.nodes.clear();
+  jenkins_.queue.clear();
+  Pass();
+  Advance(120s);
+  Pass();
+  EXPECT_TRUE(templates_->Ephemeral().empty());
+}
+
+TEST_F(ProvisionerTest, QuietingDownStartsNothing) {
+  jenkins_.quieting_down = true;
+  jenkins_.Enqueue("linux");
+  Pass();
+  EXPECT_TRUE(jenkins_.nodes.empty());
+}
+
+}  // namespace
+}  // namespace slurmfleet::fleet

@@ -1,0 +1,485 @@
+// slurmJobTemplate: an ephemeral slurmfleet job template scoped to a pipeline block.
+//
+//   slurmJobTemplate(cloud: 'my-cluster', json: '{"job": {"partition": "gpu"}}') {
+//       node(SLURM_LABEL) { sh 'nvidia-smi' }
+//   }
+//
+// Registers the template with the slurmfleet daemon (POST api/v1/templates), runs the body with
+// SLURM_LABEL (and SLURM_TEMPLATE, SLURM_CLOUD) in its environment, and deletes the template in a
+// `finally` (DELETE api/v1/templates/<name>), also when the body fails or the build is aborted.
+// The body's error is rethrown unchanged. While the body runs, a daemon thread on the controller
+// extends the template's TTL (POST api/v1/templates/<name>/touch) every ttlSeconds/3 seconds, so a
+// long queue wait does not let it expire; the TTL stays the safety net when the release never
+// happens (controller killed).
+//
+// Arguments (see slurmJobTemplate.txt and docs/pipelines.md):
+//   cloud          required  a cloud configured in slurmfleet
+//   json           required  the inline template: JSON text (or a Map, serialized as JSON)
+//   ttlSeconds     optional  lifetime without use, default 3600
+//   daemonUrl      optional  default: the SLURMFLEET_URL environment variable
+//   credentialsId  optional  a Secret Text credential holding an admin API token,
+//                            default 'slurmfleet-api-token'
+//   touchIntervalSeconds optional  seconds between TTL extensions, default ttlSeconds/3; 0 = off
+//
+// Runs on the controller from a trusted global library: the HTTP calls use HttpURLConnection in
+// @NonCPS methods. Steps (echo, error, withCredentials, withEnv) are only called from CPS code.
+// The API token is read inside withCredentials and handed straight to @NonCPS methods; it is
+// never kept in a CPS local variable (those are written to disk), echoed or put in a message.
+
+import groovy.json.JsonOutput
+import groovy.json.JsonSlurperClassic
+
+def call(Map args = [:], Closure body) {
+    if (body == null) {
+        error(sjtNoBody())
+    }
+    Map checked = sjtCheckArgs(args == null ? [:] : args)
+    if (checked.problem) {
+        error(checked.problem)
+    }
+    String urlProblem = null
+    if (checked.daemonUrl == null) {
+        checked.daemonUrl = env.SLURMFLEET_URL
+        urlProblem = sjtCheckUrl(checked.daemonUrl, 'the SLURMFLEET_URL environment variable')
+    } else {
+        urlProblem = sjtCheckUrl(checked.daemonUrl, 'the daemonUrl argument')
+    }
+    if (urlProblem) {
+        error(urlProblem)
+    }
+    checked.daemonUrl = sjtBaseUrl(checked.daemonUrl)
+    String owner = "${env.JOB_NAME ?: 'unknown job'} #${env.BUILD_NUMBER ?: '?'}".toString()
+    String requestBody = sjtRegisterBody(checked, owner)
+    def build = sjtCurrentBuild()
+
+    Map answer = null
+    try {
+        sjtWithToken(checked.credentialsId) {
+            answer = sjtRegister(checked.daemonUrl, env.SLURMFLEET_API_TOKEN, requestBody, checked.cloud)
+            if (answer.ok) {
+                sjtStartTouch(checked.daemonUrl, env.SLURMFLEET_API_TOKEN, answer.name,
+                              checked.touchIntervalSeconds, build)
+            }
+        }
+        if (!answer.ok) {
+            error(sjtDescribeFailure('could not register the template', answer, checked))
+        }
+        echo("slurmJobTemplate: registered template ${answer.name} on cloud '${answer.cloud}', label ${answer.label}" +
+             (answer.expiresAt ? ", expires ${answer.expiresAt} unless in use" : ''))
+        return withEnv(["SLURM_LABEL=${answer.label}", "SLURM_TEMPLATE=${answer.name}", "SLURM_CLOUD=${answer.cloud}"]) {
+            body()
+        }
+    } finally {
+        // Also reached when the body failed or the build was aborted; the body's error goes on.
+        if (answer != null && answer.ok) {
+            sjtStopTouch(answer.name)
+            sjtRelease(checked, answer.name)
+        }
+    }
+}
+
+// Without a body block Groovy would only say "No signature of method".
+def call(Map args) {
+    error(sjtNoBody())
+}
+
+@NonCPS
+String sjtNoBody() {
+    return 'slurmJobTemplate: missing the body block; write ' +
+           "slurmJobTemplate(cloud: 'my-cluster', json: '{...}') { node(SLURM_LABEL) { ... } }"
+}
+
+// Deletes the template; never throws (a failed release only leaves the template to its TTL),
+// except for an abort of the build, which must still end it.
+def sjtRelease(Map checked, String name) {
+    Map answer = null
+    try {
+        sjtWithToken(checked.credentialsId) {
+            answer = sjtDelete(checked.daemonUrl, env.SLURMFLEET_API_TOKEN, name)
+        }
+    } catch (e) {
+        if (e.getClass().getName().endsWith('FlowInterruptedException')) {
+            throw e
+        }
+        answer = [ok: false, failure: sjtSafeMessage(e)]
+    }
+    if (answer.ok) {
+        echo("slurmJobTemplate: released template ${name}")
+    } else {
+        String why = sjtDescribeFailure("could not delete template ${name}", answer, checked)
+        echo(why.replaceFirst('^slurmJobTemplate: ', 'slurmJobTemplate: WARNING: ') +
+             '. It is removed by the daemon when its TTL runs out.')
+    }
+}
+
+// Binds the Secret Text credential to SLURMFLEET_API_TOKEN for the block only. The user's body
+// never runs inside it, so its `sh` steps cannot see the token.
+def sjtWithToken(String credentialsId, Closure block) {
+    try {
+        withCredentials([string(credentialsId: credentialsId, variable: 'SLURMFLEET_API_TOKEN')]) {
+            if (!env.SLURMFLEET_API_TOKEN) {
+                error("slurmJobTemplate: the credential '${credentialsId}' is empty; store a slurmfleet API token " +
+                      "(admin scope) in it as Secret Text")
+            }
+            block()
+        }
+    } catch (e) {
+        if (e.getClass().getName().endsWith('CredentialNotFoundException')) {
+            error("slurmJobTemplate: no credential '${credentialsId}' found (${sjtSafeMessage(e)}). Add a Secret Text " +
+                  "credential with that ID holding a slurmfleet API token with admin scope, or pass " +
+                  "credentialsId: to name another one")
+        }
+        throw e
+    }
+}
+
+// ---- everything below is @NonCPS: plain Groovy, no pipeline steps --------------------------
+
+@NonCPS
+Map sjtCheckArgs(Map args) {
+    List known = ['cloud', 'json', 'ttlSeconds', 'daemonUrl', 'credentialsId', 'touchIntervalSeconds']
+    List unknown = []
+    for (Object k : args.keySet()) {
+        if (!known.contains(k.toString())) {
+            unknown << k.toString()
+        }
+    }
+    if (!unknown.isEmpty()) {
+        return [problem: "slurmJobTemplate: unknown argument${unknown.size() > 1 ? 's' : ''} " +
+                         unknown.collect { "'${it}'" }.join(', ') + '; the arguments are ' + known.join(', ')]
+    }
+    Object cloud = args.cloud
+    if (cloud == null || !(cloud instanceof CharSequence) || cloud.toString().trim().isEmpty()) {
+        return [problem: "slurmJobTemplate: missing the cloud argument: name a cloud configured in slurmfleet, " +
+                         "e.g. slurmJobTemplate(cloud: 'my-cluster', json: '{\"job\": {...}}') { ... }"]
+    }
+    Object json = args.json
+    String jsonText = null
+    if (json instanceof Map) {
+        jsonText = JsonOutput.toJson(json)
+    } else if (json instanceof CharSequence && !json.toString().trim().isEmpty()) {
+        jsonText = json.toString()
+    } else {
+        return [problem: "slurmJobTemplate: missing the json argument: give the inline template as JSON text, " +
+                         "e.g. json: '{\"job\": {\"partition\": \"gpu\", \"cpus_per_task\": 8}}'"]
+    }
+    Object parsed = null
+    try {
+        parsed = new JsonSlurperClassic().parseText(jsonText)
+    } catch (Exception e) {
+        return [problem: "slurmJobTemplate: the json argument is not valid JSON (${e.getMessage()}); " +
+                         "it must be an object such as {\"job\": {\"partition\": \"gpu\"}}"]
+    }
+    if (!(parsed instanceof Map)) {
+        return [problem: 'slurmJobTemplate: the json argument must be a JSON object such as ' +
+                         '{"job": {"partition": "gpu"}}, not ' + (parsed instanceof List ? 'an array' : 'a scalar')]
+    }
+    Long ttl = sjtPositiveInt(args.containsKey('ttlSeconds') ? args.ttlSeconds : 3600)
+    if (ttl == null || ttl <= 0) {
+        return [problem: "slurmJobTemplate: ttlSeconds must be a positive whole number of seconds, not '${args.ttlSeconds}'"]
+    }
+    Long interval = args.containsKey('touchIntervalSeconds') ? sjtPositiveInt(args.touchIntervalSeconds)
+                                                               : Math.max(1L, ttl.intdiv(3))
+    if (interval == null) {
+        return [problem: "slurmJobTemplate: touchIntervalSeconds must be a whole number of seconds (0 turns " +
+                         "TTL extension off), not '${args.touchIntervalSeconds}'"]
+    }
+    Object credentialsId = args.containsKey('credentialsId') ? args.credentialsId : 'slurmfleet-api-token'
+    if (!(credentialsId instanceof CharSequence) || credentialsId.toString().trim().isEmpty()) {
+        return [problem: 'slurmJobTemplate: credentialsId must name a Secret Text credential, e.g. ' +
+                         "credentialsId: 'slurmfleet-api-token'"]
+    }
+    Object daemonUrl = args.daemonUrl
+    if (args.containsKey('daemonUrl') && !(daemonUrl instanceof CharSequence && daemonUrl.toString().trim())) {
+        return [problem: "slurmJobTemplate: daemonUrl must be the slurmfleet URL, e.g. daemonUrl: 'http://slurmfleet:8470/'"]
+    }
+    return [cloud: cloud.toString().trim(), json: jsonText, ttlSeconds: ttl, touchIntervalSeconds: interval,
+            credentialsId: credentialsId.toString().trim(), daemonUrl: daemonUrl == null ? null : daemonUrl.toString().trim()]
+}
+
+@NonCPS
+Long sjtPositiveInt(Object v) {
+    if (v instanceof Integer || v instanceof Long || v instanceof Short) {
+        return ((Number) v).longValue() >= 0 ? ((Number) v).longValue() : null
+    }
+    if (v instanceof CharSequence && v.toString().trim() ==~ /\d{1,12}/) {
+        return Long.parseLong(v.toString().trim())
+    }
+    return null
+}
+
+@NonCPS
+String sjtCheckUrl(String url, String source) {
+    if (url == null || url.trim().isEmpty()) {
+        if (source.startsWith('the SLURMFLEET_URL')) {
+            return 'slurmJobTemplate: SLURMFLEET_URL is not set. Set it under Manage Jenkins → System → Global ' +
+                   'properties → Environment variables to the slurmfleet daemon URL (e.g. http://slurmfleet:8470/), ' +
+                   "or pass daemonUrl: to the step"
+        }
+        return "slurmJobTemplate: ${source} is empty"
+    }
+    String u = url.trim()
+    if (!(u ==~ /(?i)https?:\/\/[^\s\/]+.*/)) {
+        return "slurmJobTemplate: ${source} must be an http:// or https:// URL such as http://slurmfleet:8470/, " +
+               "not '${sjtRedactUrl(u)}'"
+    }
+    return null
+}
+
+@NonCPS
+String sjtBaseUrl(String url) {
+    String u = url.trim()
+    return u.endsWith('/') ? u : u + '/'
+}
+
+// user:password@ in a URL never reaches a message.
+@NonCPS
+String sjtRedactUrl(String url) {
+    return url == null ? null : url.replaceFirst(/^(?i)(https?:\/\/)[^\/@]*@/, '$1***@')
+}
+
+@NonCPS
+String sjtRegisterBody(Map checked, String owner) {
+    return JsonOutput.toJson([cloud: checked.cloud, json: checked.json, ttlSeconds: checked.ttlSeconds, owner: owner])
+}
+
+@NonCPS
+def sjtCurrentBuild() {
+    try {
+        return currentBuild
+    } catch (Exception ignored) {
+        return null
+    }
+}
+
+@NonCPS
+String sjtSafeMessage(Throwable e) {
+    String m = e.getMessage()
+    return e.getClass().getSimpleName() + (m ? ': ' + m : '')
+}
+
+@NonCPS
+String sjtEncode(String name) {
+    return URLEncoder.encode(name, 'UTF-8').replace('+', '%20')
+}
+
+// One HTTP exchange. Returns [status: int, body: String] or [transport: 'what went wrong'] when no
+// HTTP answer came back. Never includes the token in anything it returns.
+@NonCPS
+Map sjtHttp(String method, String url, String token, String body) {
+    HttpURLConnection c = null
+    try {
+        c = (HttpURLConnection) new URL(url).openConnection()
+        c.setRequestMethod(method)
+        c.setConnectTimeout(10000)
+        c.setReadTimeout(30000)
+        c.setInstanceFollowRedirects(false)
+        c.setUseCaches(false)
+        c.setRequestProperty('Authorization', 'Bearer ' + token)
+        c.setRequestProperty('Accept', 'application/json')
+        if (body != null) {
+            byte[] bytes = body.getBytes('UTF-8')
+            c.setDoOutput(true)
+            c.setRequestProperty('Content-Type', 'application/json')
+            c.setFixedLengthStreamingMode(bytes.length)
+            OutputStream os = c.getOutputStream()
+            try {
+                os.write(bytes)
+            } finally {
+                os.close()
+            }
+        }
+        int status = c.getResponseCode()
+        InputStream is = status >= 400 ? c.getErrorStream() : c.getInputStream()
+        String text = ''
+        if (is != null) {
+            try {
+                text = is.getText('UTF-8')
+            } finally {
+                is.close()
+            }
+        }
+        return [status: status, body: text, retryAfter: c.getHeaderField('Retry-After')]
+    } catch (Exception e) {
+        return [transport: sjtSafeMessage(e)]
+    } finally {
+        if (c != null) {
+            c.disconnect()
+        }
+    }
+}
+
+@NonCPS
+Map sjtParseError(String text) {
+    try {
+        Object doc = new JsonSlurperClassic().parseText(text ?: '')
+        if (doc instanceof Map && doc.error instanceof Map) {
+            return [code: doc.error.code?.toString(), message: doc.error.message?.toString(),
+                    where: doc.error.where?.toString()]
+        }
+    } catch (Exception ignored) {
+    }
+    String t = (text ?: '').trim()
+    return [message: t.length() > 300 ? t.substring(0, 300) + '...' : t]
+}
+
+// Retries only what cannot have created anything: connection failures before any answer and 503.
+@NonCPS
+boolean sjtRetryable(Map r) {
+    if (r.transport != null) {
+        return r.transport.startsWith('ConnectException')  // refused: nothing reached the daemon
+    }
+    return r.status == 503
+}
+
+@NonCPS
+long sjtBackoffMillis(Map r, int attempt) {
+    long ms = 1000L * attempt
+    if (r.retryAfter != null && r.retryAfter ==~ /\d+/) {
+        ms = Math.min(10L, Long.parseLong(r.retryAfter)) * 1000L
+    }
+    return ms
+}
+
+@NonCPS
+Map sjtRegister(String base, String token, String body, String cloud) {
+    Map r = null
+    for (int attempt = 1; attempt <= 3; attempt++) {
+        r = sjtHttp('POST', base + 'api/v1/templates', token, body)
+        if (attempt == 3 || !sjtRetryable(r)) {
+            break
+        }
+        Thread.sleep(sjtBackoffMillis(r, attempt))
+    }
+    if (r.transport != null) {
+        return [ok: false, transport: r.transport]
+    }
+    if (r.status != 201 && r.status != 200) {
+        return [ok: false, status: r.status, error: sjtParseError(r.body)]
+    }
+    Object doc = null
+    try {
+        doc = new JsonSlurperClassic().parseText(r.body ?: '')
+    } catch (Exception ignored) {
+    }
+    if (!(doc instanceof Map) || !(doc.name instanceof String) || !(doc.label instanceof String) ||
+            doc.name.isEmpty() || doc.label.isEmpty()) {
+        return [ok: false, status: r.status, error: [message: 'the answer has no template name and label: ' +
+                                                             sjtParseError(r.body).message]]
+    }
+    String expires = doc.expires_at instanceof String ? doc.expires_at : null
+    return [ok: true, name: doc.name, label: doc.label, cloud: doc.cloud instanceof String ? doc.cloud : cloud,
+            expiresAt: expires]
+}
+
+@NonCPS
+Map sjtDelete(String base, String token, String name) {
+    Map r = null
+    for (int attempt = 1; attempt <= 3; attempt++) {
+        r = sjtHttp('DELETE', base + 'api/v1/templates/' + sjtEncode(name), token, null)
+        if (attempt == 3 || !sjtRetryable(r)) {
+            break
+        }
+        Thread.sleep(sjtBackoffMillis(r, attempt))
+    }
+    if (r.transport != null) {
+        return [ok: false, transport: r.transport]
+    }
+    if (r.status == 204 || r.status == 200 || r.status == 404) {
+        return [ok: true, status: r.status]
+    }
+    return [ok: false, status: r.status, error: sjtParseError(r.body)]
+}
+
+@NonCPS
+String sjtDescribeFailure(String what, Map answer, Map checked) {
+    String where = sjtRedactUrl(checked.daemonUrl)
+    String prefix = "slurmJobTemplate: ${what}"
+    if (answer.failure != null) {
+        return "${prefix}: ${answer.failure}"
+    }
+    if (answer.transport != null) {
+        return "${prefix}: cannot reach slurmfleet at ${where} (${answer.transport}). Check SLURMFLEET_URL " +
+               '(or daemonUrl) and that `slurmfleet serve` is running and reachable from the Jenkins controller'
+    }
+    Map err = answer.error ?: [:]
+    String detail = "HTTP ${answer.status}" + (err.code ? " ${err.code}" : '') +
+                    (err.where ? " at ${err.where}" : '') + (err.message ? ": ${err.message}" : '')
+    switch (answer.status as int) {
+        case 400:
+            return "${prefix}: slurmfleet rejected it (${detail}). Fix the " +
+                   (err.where ==~ /(json|job|pyxis|agent)\b.*/ ? 'json argument' : 'step arguments') + ' and run again'
+        case 422:
+            return "${prefix}: Slurm refused it (${detail}). Fix the json argument and run again"
+        case 401:
+            return "${prefix}: slurmfleet did not accept the API token from credential '${checked.credentialsId}' " +
+                   "(${detail}). Store a token from the daemon's API token file (daemon.apiTokensFile) in that " +
+                   'Secret Text credential'
+        case 403:
+            return "${prefix}: the API token from credential '${checked.credentialsId}' may not manage templates " +
+                   "(${detail}). Use a token with admin scope"
+        case 404:
+            return "${prefix}: not found (${detail}). Check that cloud '${checked.cloud}' is configured in " +
+                   "slurmfleet (GET api/v1/clouds) and that ${where} is a slurmfleet daemon that serves api/v1/templates"
+        case 503:
+            return "${prefix}: slurmfleet is not ready or cannot reach Slurm (${detail}). Try again later"
+        default:
+            return "${prefix}: slurmfleet answered ${detail}"
+    }
+}
+
+// ---- TTL extension while the body runs ----------------------------------------------------
+// A daemon thread named after the template; found again by name to stop it, so no state has to
+// survive in CPS variables (a Thread is not serializable). After a controller restart the thread is
+// gone: the daemon still keeps the template while its agents are busy, and the TTL still applies.
+// The thread also stops by itself when the template is gone (404) or the build is no longer running.
+
+@NonCPS
+String sjtTouchThreadName(String name) {
+    return 'slurmfleet-touch ' + name
+}
+
+@NonCPS
+void sjtStartTouch(String base, String token, String name, Long intervalSeconds, def build) {
+    if (intervalSeconds == null || intervalSeconds <= 0) {
+        return
+    }
+    final long intervalMs = intervalSeconds * 1000L
+    final String touchUrl = base + 'api/v1/templates/' + sjtEncode(name) + '/touch'
+    Runnable loop = {
+        try {
+            while (!Thread.currentThread().isInterrupted()) {
+                Thread.sleep(intervalMs)
+                boolean running = true
+                try {
+                    def raw = build?.rawBuild
+                    if (raw != null && !raw.isBuilding()) {
+                        running = false
+                    }
+                } catch (Exception ignored) {
+                }
+                if (!running) {
+                    break
+                }
+                Map r = sjtHttp('POST', touchUrl, token, '{}')
+                if (r.status == 404) {
+                    break
+                }
+            }
+        } catch (InterruptedException ignored) {
+        }
+    } as Runnable
+    Thread t = new Thread(loop, sjtTouchThreadName(name))
+    t.setDaemon(true)
+    t.start()
+}
+
+@NonCPS
+void sjtStopTouch(String name) {
+    String wanted = sjtTouchThreadName(name)
+    for (Thread t : Thread.getAllStackTraces().keySet()) {
+        if (wanted.equals(t.getName())) {
+            t.interrupt()
+        }
+    }
+}
