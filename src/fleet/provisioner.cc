@@ -147,6 +147,12 @@ ProvisionStats Provisioner::Tick() {
   }
   DeleteStrayNodes(nodes);
 
+  if (!label_mode_known_) {
+    // Find out once at start-up which label source works, so test-connection can say it before
+    // the first item arrives.
+    std::vector<jenkins::QueueItem> none;
+    ResolveLabels(none, nodes, snapshot);
+  }
   if (!info->quieting_down) {
     Result<std::vector<jenkins::QueueItem>> queue = jenkins_.Queue();
     if (queue) {
@@ -180,7 +186,7 @@ ProvisionStats Provisioner::Tick() {
   status_.jenkins_reachable = true;
   status_.jenkins_version = info->version;
   status_.jenkins_session = info->session;
-  status_.label_mode = script_labels_ ? "script" : "expression";
+  status_.label_mode = !label_mode_known_ ? "" : script_labels_ ? "script" : "expression";
   status_.live_agents = static_cast<int>(agents_.size());
   return stats;
 }
@@ -197,6 +203,7 @@ void Provisioner::ResolveLabels(std::vector<jenkins::QueueItem>& items,
   }
   if (script_labels_) {
     Result<std::map<int64_t, std::string>> exact = jenkins_.ExactLabels();
+    label_mode_known_ = true;
     if (exact) {
       for (jenkins::QueueItem& item : items) {
         if (auto it = exact->find(item.id); it != exact->end()) {

@@ -138,6 +138,7 @@ class Provisioner {
   std::map<std::string, store::Record> records_;  // their stored records, for test-and-set
   std::string session_;
   bool script_labels_ = true;
+  bool label_mode_known_ = false;  // /scriptText was tried at least once
   int64_t script_refused_at_ms_ = 0;
   uint64_t sequence_ = 0;
   std::set<std::pair<int64_t, std::string>> noted_;  // (queue item, cloud) skips already told

@@ -57,6 +57,15 @@ class Client {
   // with `message`, so it takes no new build. kNotFound when the node is gone.
   virtual Status Drain(const std::string& name, const std::string& message) = 0;
 
+  // Sets the node's description (what the Jenkins UI shows under its name), e.g. to name the
+  // Slurm job the node runs in, which is known only after the node exists. GET
+  // /computer/<name>/config.xml (Computer.EXTENDED_READ), replace the text of the top-level
+  // <description> element of its <slave> (insert one after <name> when there is none), and POST
+  // the document back to the same URL as application/xml (Computer.CONFIGURE): nothing else in
+  // the XML is touched. `description` is plain text; it is XML-escaped. kNotFound when the node is
+  // gone (before or between the two requests).
+  virtual Status SetDescription(const std::string& name, const std::string& description) = 0;
+
   // POST /computer/<name>/doDelete. kNotFound when it is already gone.
   virtual Status DeleteNode(const std::string& name) = 0;
 

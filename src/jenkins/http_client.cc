@@ -5,11 +5,15 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <expected>
 #include <fstream>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace slurmfleet::jenkins {
 
@@ -18,7 +22,8 @@ using nlohmann::json;
 struct HttpClient::Request {
   std::string method = {};  // "GET" or "POST"
   std::string path = {};    // below base_url, query included: "queue/api/json?tree=..."
-  std::string form = {};    // application/x-www-form-urlencoded body of a POST
+  std::string form = {};    // the body of a POST: application/x-www-form-urlencoded unless
+  std::string content_type = {};  // this names another type
   bool english = false;
   // Whether a request that may have reached Jenkins can simply be sent again: a lost answer is
   // then kUnavailable rather than kUnknownOutcome.
@@ -269,6 +274,188 @@ std::string_view UrlPath(std::string_view url) {
   return path == std::string_view::npos ? std::string_view("/") : url.substr(path);
 }
 
+// One piece of markup in an XML document, '<' to '>'.
+struct XmlMarkup {
+  enum Kind { kStart, kEnd, kEmpty, kOther } kind = kOther;  // kOther: comment, PI, CDATA
+  std::string_view name;                                     // of an element's tag
+  size_t begin = 0;                                          // at '<'
+  size_t end = 0;                                            // just past '>'
+};
+
+// The markup at or after `pos`: nullopt when there is none; an error (what is wrong) when it is
+// malformed. A DOCTYPE is refused: its entities could change what the rest means.
+std::expected<std::optional<XmlMarkup>, std::string> NextMarkup(std::string_view xml, size_t pos) {
+  size_t open = xml.find('<', pos);
+  if (open == std::string_view::npos) return std::nullopt;
+  std::string_view rest = xml.substr(open);
+  auto until = [&](std::string_view terminator) -> std::expected<size_t, std::string> {
+    size_t at = xml.find(terminator, open + 1);
+    if (at == std::string_view::npos) return std::unexpected("unterminated markup");
+    return at + terminator.size();
+  };
+  XmlMarkup markup;
+  markup.begin = open;
+  std::expected<size_t, std::string> end;
+  if (rest.starts_with("<!--")) {
+    end = until("-->");
+  } else if (rest.starts_with("<![CDATA[")) {
+    end = until("]]>");
+  } else if (rest.starts_with("<?")) {
+    end = until("?>");
+  } else if (rest.starts_with("<!")) {
+    return std::unexpected("a DOCTYPE or other declaration");
+  } else {
+    bool closing = rest.starts_with("</");
+    size_t name_begin = open + (closing ? 2 : 1);
+    size_t name_end = xml.find_first_of(" \t\r\n/>", name_begin);
+    if (name_end == std::string_view::npos || name_end == name_begin) {
+      return std::unexpected("a tag without a name");
+    }
+    markup.name = xml.substr(name_begin, name_end - name_begin);
+    // Attribute values may hold '>' and '/'.
+    char quote = 0;
+    size_t i = name_end;
+    for (; i < xml.size(); ++i) {
+      char c = xml[i];
+      if (quote != 0) {
+        if (c == quote) quote = 0;
+      } else if (c == '"' || c == '\'') {
+        quote = c;
+      } else if (c == '<') {
+        return std::unexpected("'<' inside a tag");
+      } else if (c == '>') {
+        break;
+      }
+    }
+    if (i == xml.size()) return std::unexpected("unterminated tag");
+    end = i + 1;
+    markup.kind = closing ? XmlMarkup::kEnd
+                          : (xml[i - 1] == '/' ? XmlMarkup::kEmpty : XmlMarkup::kStart);
+  }
+  if (!end) return std::unexpected(end.error());
+  markup.end = *end;
+  return markup;
+}
+
+// Text for an XML element: & < > " ' escaped, and the characters a parser would not keep as they
+// are (CR, DEL, C1 controls) as character references, which XML 1.0 and 1.1 both accept.
+std::string XmlEscape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        continue;
+      case '<':
+        out += "&lt;";
+        continue;
+      case '>':
+        out += "&gt;";
+        continue;
+      case '"':
+        out += "&quot;";
+        continue;
+      case '\'':
+        out += "&apos;";
+        continue;
+      case '\r':
+        out += "&#13;";
+        continue;
+      case 0x7f:
+        out += "&#127;";
+        continue;
+      default:
+        break;
+    }
+    unsigned char next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
+    if (c == 0xc2 && (next & 0xe0) == 0x80) {  // U+0080..U+009F
+      out += "&#" + std::to_string(next) + ";";
+      ++i;
+      continue;
+    }
+    out += static_cast<char>(c);
+  }
+  return out;
+}
+
+// `config` (a node's config.xml) with the text of the top-level <description> of its <slave>
+// replaced by `description`, or with one inserted after <name> (as XStream would write it) when
+// there is none; nothing else changes. An error (what is wrong) when `config` is malformed or its
+// root is not <slave>.
+std::expected<std::string, std::string> WithDescription(std::string_view config,
+                                                         std::string_view description) {
+  const std::string escaped = XmlEscape(description);
+  std::vector<std::string_view> open;  // element names from the root down
+  size_t pos = 0;
+  size_t previous_end = 0;               // where the markup before the current one ended
+  size_t root_content = 0;               // just past <slave>
+  size_t name_end = std::string::npos;   // just past the top-level </name> or <name/>
+  std::string_view name_indent;          // the blanks before the top-level <name>
+  size_t description_content = std::string::npos;  // just past the top-level <description>
+  while (true) {
+    auto next = NextMarkup(config, pos);
+    if (!next) return std::unexpected(next.error());
+    if (!*next) {
+      return std::unexpected(open.empty() ? "no root element" : "the root element is not closed");
+    }
+    const XmlMarkup& markup = **next;
+    const std::string_view before = config.substr(previous_end, markup.begin - previous_end);
+    previous_end = pos = markup.end;
+    if (markup.kind == XmlMarkup::kOther) continue;
+    if (open.empty()) {
+      if (markup.kind != XmlMarkup::kStart || markup.name != "slave") {
+        return std::unexpected("the root element is <" + std::string(markup.name) +
+                               (markup.kind == XmlMarkup::kEmpty ? "/" : "") + ">, not <slave>");
+      }
+      open.push_back(markup.name);
+      root_content = markup.end;
+      continue;
+    }
+    const bool top_level = open.size() == 1;
+    if (markup.kind == XmlMarkup::kEnd) {
+      if (markup.name != open.back()) {
+        return std::unexpected("</" + std::string(markup.name) + "> closes <" +
+                               std::string(open.back()) + ">");
+      }
+      open.pop_back();
+      if (open.empty()) break;  // </slave>: whatever follows is not ours
+      if (open.size() == 1 && markup.name == "description" &&
+          description_content != std::string::npos) {
+        std::string out(config.substr(0, description_content));
+        out += escaped;
+        out += config.substr(markup.begin);
+        return out;
+      }
+      if (open.size() == 1 && markup.name == "name" && name_end == std::string::npos) {
+        name_end = markup.end;
+      }
+      continue;
+    }
+    if (top_level && markup.name == "name" && name_end == std::string::npos) {
+      name_indent = Trim(before).empty() ? before : std::string_view();
+      if (markup.kind == XmlMarkup::kEmpty) name_end = markup.end;
+    }
+    if (top_level && markup.name == "description") {
+      if (markup.kind == XmlMarkup::kEmpty) {
+        std::string out(config.substr(0, markup.begin));
+        out += "<description>" + escaped + "</description>";
+        out += config.substr(markup.end);
+        return out;
+      }
+      description_content = markup.end;
+    }
+    if (markup.kind == XmlMarkup::kStart) open.push_back(markup.name);
+  }
+  const size_t at = name_end != std::string::npos ? name_end : root_content;
+  std::string out(config.substr(0, at));
+  out += name_indent;
+  out += "<description>" + escaped + "</description>";
+  out += config.substr(at);
+  return out;
+}
+
 }  // namespace
 
 Status HttpClient::CheckNodeName(const std::string& name) {
@@ -390,7 +577,9 @@ Result<HttpClient::Response> HttpClient::SendOnce(const Request& request, const 
     // libcurl silently sends a request again when a reused connection turns out dead; a POST
     // that creates a node must not, so it always gets a connection of its own.
     curl_easy_setopt(curl, CURLOPT_FRESH_CONNECT, 1L);
-    headers = curl_slist_append(headers, "Content-Type: application/x-www-form-urlencoded");
+    const std::string type = request.content_type.empty() ? "application/x-www-form-urlencoded"
+                                                           : request.content_type;
+    headers = curl_slist_append(headers, ("Content-Type: " + type).c_str());
     headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
   }
   if (request.english) headers = curl_slist_append(headers, "Accept-Language: en");
@@ -686,6 +875,47 @@ Status HttpClient::Drain(const std::string& name, const std::string& message) {
   if (!response) return std::unexpected(response.error());
   if (response->status == 302 || response->status == 200) return {};
   return std::unexpected(StatusError(request, *response));
+}
+
+Status HttpClient::SetDescription(const std::string& name, const std::string& description) {
+  if (auto ok = CheckNodeName(name); !ok) return ok;
+  for (unsigned char c : description) {
+    if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+      return Fail(Code::kInvalidInput,
+                  "the description for node '" + name +
+                      "' holds a control character, which XML cannot carry; leave it out",
+                  "node description");
+    }
+  }
+  const std::string path = "computer/" + Encode(name) + "/config.xml";
+  Request get{.method = "GET", .path = path};
+  auto current = Send(get);
+  if (!current) return std::unexpected(current.error());
+  if (current->status != 200) return std::unexpected(StatusError(get, *current));
+  if (current->Header("content-type").find("xml") == std::string::npos) {
+    // A proxy's page, most likely: may pass.
+    return Fail(Code::kUnavailable,
+                "Jenkins answered HTTP 200 with a body that is not XML (Content-Type '" +
+                    AsciiOnly(current->Header("content-type")) + "')",
+                get.Where());
+  }
+  auto updated = WithDescription(current->body, description);
+  if (!updated) {
+    return Fail(Code::kInternal,
+                "unexpected config.xml of node '" + name + "': " + updated.error() +
+                    "; left it unchanged",
+                get.Where());
+  }
+  // Posting the same document twice does what posting it once does.
+  Request post{.method = "POST",
+               .path = path,
+               .form = std::move(*updated),
+               .content_type = "application/xml",
+               .idempotent = true};
+  auto response = Send(post);
+  if (!response) return std::unexpected(response.error());
+  if (response->status >= 200 && response->status < 300) return {};
+  return std::unexpected(StatusError(post, *response));
 }
 
 Status HttpClient::DeleteNode(const std::string& name) {

@@ -72,6 +72,12 @@ class HttpClient final : public Client {
   // (the body itself is never quoted: it holds the secret).
   Result<Secret> AgentSecret(const std::string& name) override;
   Status Drain(const std::string& name, const std::string& message) override;
+  // kInvalidInput, before sending anything, when the description holds a control character other
+  // than tab, newline and carriage return (XML cannot carry it). kUnavailable when the GET answers
+  // with a body that is not XML (a proxy's page); kInternal when the XML is malformed or its root
+  // is not <slave> (then nothing is posted). A lost answer to the POST is kUnavailable: posting
+  // the same document again does no harm.
+  Status SetDescription(const std::string& name, const std::string& description) override;
   Status DeleteNode(const std::string& name) override;
   // `run_url` as Jenkins wrote it (absolute, under its configured root URL, or relative to the
   // root): only its path below the root is used, so a root URL that differs from base_url works.

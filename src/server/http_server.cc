@@ -239,6 +239,13 @@ json AgentJson(const AgentView& a) {
   return j;
 }
 
+json JenkinsJson(const JenkinsReport& r) {
+  return {{"configured", r.configured},    {"reachable", r.reachable},
+          {"url", WithoutUserinfo(r.url)}, {"version", r.version},
+          {"label_mode", r.label_mode},    {"label_reason", r.label_reason},
+          {"message", r.message},          {"live_agents", r.live_agents}};
+}
+
 json TemplateJson(const TemplateView& t) {
   json j = {{"name", t.name},
             {"label", t.label},
@@ -785,7 +792,9 @@ Outcome ApiServer::Impl::TestConnection(const httplib::Request& req, const Princ
   }
   auto report = backend_.TestConnection(name);
   if (!report) return std::unexpected(FromError(report.error()));
-  return Reply{200, ReportJson(name, *report), {}};
+  json body = ReportJson(name, *report);
+  body["jenkins"] = JenkinsJson(backend_.Jenkins());
+  return Reply{200, body, {}};
 }
 
 Outcome ApiServer::Impl::ListSubmissions(const httplib::Request& req, const Principal&) {
@@ -911,17 +920,7 @@ Outcome ApiServer::Impl::Activities(const httplib::Request& req, const Principal
 }
 
 Outcome ApiServer::Impl::JenkinsStatus(const httplib::Request&, const Principal&) {
-  JenkinsReport r = backend_.Jenkins();
-  return Reply{200,
-               {{"configured", r.configured},
-                {"reachable", r.reachable},
-                {"url", WithoutUserinfo(r.url)},
-                {"version", r.version},
-                {"label_mode", r.label_mode},
-                {"label_reason", r.label_reason},
-                {"message", r.message},
-                {"live_agents", r.live_agents}},
-               {}};
+  return Reply{200, JenkinsJson(backend_.Jenkins()), {}};
 }
 
 Outcome ApiServer::Impl::ListTemplates(const httplib::Request&, const Principal&) {

@@ -373,3 +373,29 @@ TEST_F(ProvisionerTest, QuietingDownStartsNothing) {
 
 }  // namespace
 }  // namespace slurmfleet::fleet
+
+namespace slurmfleet::fleet {
+namespace {
+
+TEST_F(ProvisionerTest, ReloadSwapsCapsAndTemplatesButRefusesANewCloudSet) {
+  std::string text(kConfig);
+  text.replace(text.find("instanceCap: 3"), 14, "instanceCap: 1");
+  config::LoadResult changed = config::LoadConfigText(text, "test.yaml", {});
+  ASSERT_TRUE(changed.ok());
+  ASSERT_TRUE(templates_->Reload(changed.config));
+  for (int i = 0; i < 3; ++i) jenkins_.Enqueue("linux");
+  Pass();
+  Pass();
+  EXPECT_EQ(jenkins_.nodes.size(), 1u) << "the reloaded cap holds";
+
+  config::Config fewer = changed.config;
+  fewer.clouds.pop_back();
+  Status refused = templates_->Reload(fewer);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, Code::kInvalidInput);
+  EXPECT_NE(refused.error().message.find("needs a restart"), std::string::npos);
+  EXPECT_EQ(templates_->Snapshot().size(), 2u) << "nothing changed";
+}
+
+}  // namespace
+}  // namespace slurmfleet::fleet

@@ -128,6 +128,10 @@ class ApiServerTest : public ::testing::Test {
     answer.status = result->status;
     answer.headers = result->headers;
     bodies_.push_back(result->body);
+    if (answer.status == 204) {
+      EXPECT_EQ(result->body, "") << "204 has no body";
+      return answer;
+    }
     EXPECT_EQ(answer.header("Content-Type"), "application/json") << method << " " << path;
     answer.body = json::parse(result->body, nullptr, false);
     EXPECT_FALSE(answer.body.is_discarded()) << result->body;
@@ -613,6 +617,109 @@ TEST_F(ApiServerTest, StopIsIdempotent) {
   server_->Stop();
   server_->Stop();
   server_.reset();
+}
+
+}  // namespace
+}  // namespace slurmfleet::server
+
+namespace slurmfleet::server {
+namespace {
+
+TEST_F(ApiServerTest, AgentsListsLiveOnesUnlessAllIsAsked) {
+  AgentView live{"c-cpu-1-0",
+                 "c",
+                 "cpu",
+                 "online",
+                 {"linux"},
+                 17u,
+                 "RUNNING",
+                 "None",
+                 "http://j/job/x/1/",
+                 1,
+                 1'800'000'000'000,
+                 1'800'000'042'000,
+                 ""};
+  AgentView ended = live;
+  ended.name = "c-cpu-1-1";
+  ended.phase = "done";
+  ended.outcome = "its one build finished";
+  backend_->SetAgents({live, ended});
+  Answer a = Get("/api/v1/agents");
+  ASSERT_EQ(a.status, 200) << a.body;
+  ASSERT_EQ(a.body["agents"].size(), 1u);
+  EXPECT_EQ(a.body["agents"][0]["name"], "c-cpu-1-0");
+  EXPECT_EQ(a.body["agents"][0]["job_id"], 17);
+  EXPECT_EQ(a.body["agents"][0]["connected_at_unix"], 1'800'000'042);
+  EXPECT_EQ(Get("/api/v1/agents?all=true").body["agents"].size(), 2u);
+  EXPECT_EQ(Get("/api/v1/agents?all=maybe").status, 400);
+  EXPECT_EQ(Get("/api/v1/agents/c-cpu-1-1").body["outcome"], "its one build finished");
+  EXPECT_EQ(Get("/api/v1/agents/nope").status, 404);
+  EXPECT_EQ(Get("/api/v1/agents", "").status, 401);
+}
+
+TEST_F(ApiServerTest, ActivitiesAreAgentEventsWithLevels) {
+  backend_->SetAgents(
+      {AgentView{"c-cpu-1-0", "c", "cpu", "launching", {}, {}, "", "", "", 0, 1, 0, ""}});
+  ASSERT_TRUE(store_->AppendEvent("c-cpu-1-0", "submitted", "Submitted Slurm job 5"));
+  ASSERT_TRUE(store_->AppendEvent("some-run", "submitted", "Submitted Slurm job 6"));
+  ASSERT_TRUE(store_->AppendEvent("c-cpu-1-0", "warn", "Slurm job 5 still PENDING after 61s"));
+  ASSERT_TRUE(store_->AppendEvent("queue-9", "skipped", "cloud c serves only the folders a"));
+  ASSERT_TRUE(store_->AppendEvent("c-cpu-1-0", "failed", "Timeout waiting for agent"));
+  Answer a = Get("/api/v1/activities");
+  ASSERT_EQ(a.status, 200) << a.body;
+  ASSERT_EQ(a.body["activities"].size(), 4u) << a.body;  // not the run's event
+  EXPECT_EQ(a.body["activities"][0]["level"], "OK");
+  EXPECT_EQ(a.body["activities"][1]["level"], "WARN");
+  EXPECT_EQ(a.body["activities"][2]["key"], "queue-9");
+  EXPECT_EQ(a.body["activities"][3]["level"], "FAIL");
+  Answer page = Get("/api/v1/activities?limit=2");
+  ASSERT_EQ(page.body["activities"].size(), 2u);
+  EXPECT_TRUE(page.body["more"].get<bool>());
+  Answer rest =
+      Get("/api/v1/activities?after=" + std::to_string(page.body["next_after"].get<int64_t>()));
+  EXPECT_EQ(rest.body["activities"].size(), 2u);
+  EXPECT_EQ(Get("/api/v1/activities?agent=c-cpu-1-0").body["activities"].size(), 3u);
+  EXPECT_EQ(Get("/api/v1/activities?agent=ghost").status, 404);
+}
+
+TEST_F(ApiServerTest, EphemeralTemplatesRegisterTouchAndRelease) {
+  json body = {
+      {"cloud", "local"}, {"json", R"({"job": {"partition": "gpu"}})"}, {"ttlSeconds", 600}};
+  EXPECT_EQ(Post("/api/v1/templates", body, kReadToken).status, 403);
+  Answer a = Post("/api/v1/templates", body);
+  ASSERT_EQ(a.status, 201) << a.body;
+  const std::string name = a.body["name"];
+  EXPECT_EQ(a.body["label"], "slurmfleet-" + name);
+  EXPECT_EQ(a.body["owner"], "jenkins") << "the token's name when the body names nobody";
+  EXPECT_TRUE(a.body.contains("expires_at_unix"));
+  ASSERT_EQ(backend_->registered().size(), 1u);
+  EXPECT_EQ(backend_->registered()[0].ttl_seconds, 600);
+  EXPECT_EQ(Get("/api/v1/templates").body["templates"].size(), 1u);
+  EXPECT_EQ(Post("/api/v1/templates/" + name + "/touch", json::object()).status, 200);
+  Answer gone = Delete("/api/v1/templates/" + name);
+  EXPECT_EQ(gone.status, 204);
+  EXPECT_EQ(Delete("/api/v1/templates/" + name).status, 404);
+
+  Answer bad = Post("/api/v1/templates", {{"cloud", "local"}, {"json", "{\"bogus\": 1}"}});
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(bad.body["error"]["where"], "json.job.bogus");
+  EXPECT_EQ(Post("/api/v1/templates", {{"cloud", "nope"}, {"json", "{}"}}).status, 404);
+  EXPECT_EQ(Post("/api/v1/templates", {{"json", "{}"}}).body["error"]["where"], "cloud");
+  EXPECT_EQ(Post("/api/v1/templates", {{"cloud", "local"}, {"json", "{}"}, {"ttlSeconds", -1}})
+                .body["error"]["where"],
+            "ttlSeconds");
+  EXPECT_EQ(Post("/api/v1/templates", {{"cloud", "local"}, {"json", "{}"}, {"extra", 1}})
+                .body["error"]["where"],
+            "extra");
+}
+
+TEST_F(ApiServerTest, JenkinsStatusSaysWhichLabelSourceIsUsed) {
+  Answer a = Get("/api/v1/jenkins");
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(a.body["label_mode"], "script");
+  EXPECT_EQ(a.body["reachable"], true);
+  Answer t = Call("POST", "/api/v1/clouds/alpha/test-connection", kAdminToken);
+  EXPECT_EQ(t.body["jenkins"]["label_mode"], "script");
 }
 
 }  // namespace
