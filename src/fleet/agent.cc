@@ -46,6 +46,7 @@ store::Record ToRecord(const Agent& a, const store::Record& stored) {
       {"createdMs", a.created_ms},
       {"itemId", a.item_id},
       {"nodeCreated", a.node_created},
+      {"described", a.described},
       {"slurmState", a.slurm_state},
       {"stateReason", a.state_reason},
       {"pendingWarned", a.pending_warned},
@@ -86,6 +87,7 @@ Result<Agent> FromRecord(const store::Record& record) {
     a.created_ms = doc.at("createdMs").get<int64_t>();
     a.item_id = doc.at("itemId").get<int64_t>();
     a.node_created = doc.at("nodeCreated").get<bool>();
+    a.described = doc.value("described", false);
     if (auto id = doc.find("jobId"); id != doc.end()) a.job_id = id->get<uint32_t>();
     a.slurm_state = doc.at("slurmState").get<std::string>();
     a.state_reason = doc.at("stateReason").get<std::string>();

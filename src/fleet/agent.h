@@ -43,6 +43,7 @@ struct Agent {
   int64_t item_id = 0;     // the queue item it was started for
   bool node_created = false;
   std::optional<uint32_t> job_id;
+  bool described = false;   // the node's description names the Slurm job
   std::string slurm_state;  // as last seen, e.g. "PENDING" with the reason beside it
   std::string state_reason;
   bool pending_warned = false;

@@ -71,6 +71,11 @@ int64_t Provisioner::NowMs() const {
 
 std::string Provisioner::Marker() const { return "slurmfleet:" + options_.instance + " "; }
 
+std::string Provisioner::Description(const Agent& agent) const {
+  return Marker() + "cloud " + agent.cloud + ", template " + agent.template_name + "; " +
+         (agent.job_id ? JobText(agent) : "Slurm job pending");
+}
+
 ProvisionerCloud* Provisioner::FindCloud(const std::string& name) {
   for (ProvisionerCloud& c : clouds_) {
     if (c.name == name) return &c;
@@ -488,6 +493,15 @@ void Provisioner::Advance(Agent& agent, const std::map<std::string, jenkins::Com
     agent.state_reason = sub->state_reason;
   }
   auto node = nodes.find(agent.name);
+  if (agent.job_id && !agent.described && node != nodes.end()) {
+    // The job id exists only after the node (its secret goes into the job): name it now, so
+    // admins see in the Jenkins UI which Slurm job an agent runs in.
+    Status described = jenkins_.SetDescription(agent.name, Description(agent));
+    if (described || described.error().code == Code::kNotFound) {
+      agent.described = true;
+      Save(agent, "", "");
+    }
+  }
   if (agent.phase != AgentPhase::kTerminating) {
     Watch(agent, node == nodes.end() ? nullptr : &node->second, sub ? &*sub : nullptr, snapshot);
   }

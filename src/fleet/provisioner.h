@@ -102,6 +102,7 @@ class Provisioner {
 
   int64_t NowMs() const;
   std::string Marker() const;
+  std::string Description(const Agent& agent) const;  // the node's: marker, then the Slurm job
   ProvisionerCloud* FindCloud(const std::string& name);
   const TemplateEntry* FindTemplate(const std::vector<CloudTemplates>& snapshot,
                                     const std::string& cloud, const std::string& name) const;

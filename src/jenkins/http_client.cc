@@ -20,9 +20,9 @@ namespace slurmfleet::jenkins {
 using nlohmann::json;
 
 struct HttpClient::Request {
-  std::string method = {};  // "GET" or "POST"
-  std::string path = {};    // below base_url, query included: "queue/api/json?tree=..."
-  std::string form = {};    // the body of a POST: application/x-www-form-urlencoded unless
+  std::string method = {};        // "GET" or "POST"
+  std::string path = {};          // below base_url, query included: "queue/api/json?tree=..."
+  std::string form = {};          // the body of a POST: application/x-www-form-urlencoded unless
   std::string content_type = {};  // this names another type
   bool english = false;
   // Whether a request that may have reached Jenkins can simply be sent again: a lost answer is
@@ -45,8 +45,6 @@ struct HttpClient::Response {
 };
 
 namespace {
-
-std::once_flag curl_init_once;
 
 // An API token is 34 characters: a larger file is the wrong file.
 constexpr size_t kMaxTokenFileSize = 64 * 1024;
@@ -329,8 +327,8 @@ std::expected<std::optional<XmlMarkup>, std::string> NextMarkup(std::string_view
     }
     if (i == xml.size()) return std::unexpected("unterminated tag");
     end = i + 1;
-    markup.kind = closing ? XmlMarkup::kEnd
-                          : (xml[i - 1] == '/' ? XmlMarkup::kEmpty : XmlMarkup::kStart);
+    markup.kind =
+        closing ? XmlMarkup::kEnd : (xml[i - 1] == '/' ? XmlMarkup::kEmpty : XmlMarkup::kStart);
   }
   if (!end) return std::unexpected(end.error());
   markup.end = *end;
@@ -385,14 +383,14 @@ std::string XmlEscape(std::string_view text) {
 // there is none; nothing else changes. An error (what is wrong) when `config` is malformed or its
 // root is not <slave>.
 std::expected<std::string, std::string> WithDescription(std::string_view config,
-                                                         std::string_view description) {
+                                                        std::string_view description) {
   const std::string escaped = XmlEscape(description);
   std::vector<std::string_view> open;  // element names from the root down
   size_t pos = 0;
-  size_t previous_end = 0;               // where the markup before the current one ended
-  size_t root_content = 0;               // just past <slave>
-  size_t name_end = std::string::npos;   // just past the top-level </name> or <name/>
-  std::string_view name_indent;          // the blanks before the top-level <name>
+  size_t previous_end = 0;                         // where the markup before the current one ended
+  size_t root_content = 0;                         // just past <slave>
+  size_t name_end = std::string::npos;             // just past the top-level </name> or <name/>
+  std::string_view name_indent;                    // the blanks before the top-level <name>
   size_t description_content = std::string::npos;  // just past the top-level <description>
   while (true) {
     auto next = NextMarkup(config, pos);
@@ -513,36 +511,16 @@ Result<std::unique_ptr<HttpClient>> HttpClient::Create(HttpClientOptions options
   }
   auto token = ReadToken(options.api_token_file, options.user);
   if (!token) return std::unexpected(token.error());
-  std::call_once(curl_init_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   return std::unique_ptr<HttpClient>(new HttpClient(std::move(options), std::move(*token)));
 }
 
 HttpClient::HttpClient(HttpClientOptions options, Secret token)
     : options_(std::move(options)), token_(std::move(token)) {}
 
-HttpClient::~HttpClient() {
-  for (void* handle : idle_) curl_easy_cleanup(static_cast<CURL*>(handle));
-}
-
-void* HttpClient::Acquire() {
-  {
-    std::lock_guard lock(mu_);
-    if (!idle_.empty()) {
-      void* handle = idle_.back();
-      idle_.pop_back();
-      return handle;
-    }
-  }
-  return curl_easy_init();
-}
-
-void HttpClient::Release(void* handle) {
-  std::lock_guard lock(mu_);
-  idle_.push_back(handle);
-}
+HttpClient::~HttpClient() = default;
 
 Result<HttpClient::Response> HttpClient::SendOnce(const Request& request, const Secret& token) {
-  CURL* curl = static_cast<CURL*>(Acquire());
+  CURL* curl = static_cast<CURL*>(handles_.Acquire());
   if (!curl) return Fail(Code::kInternal, "libcurl could not create a handle", request.Where());
   curl_easy_reset(curl);  // keeps the handle's live connections and caches
 
@@ -577,8 +555,8 @@ Result<HttpClient::Response> HttpClient::SendOnce(const Request& request, const 
     // libcurl silently sends a request again when a reused connection turns out dead; a POST
     // that creates a node must not, so it always gets a connection of its own.
     curl_easy_setopt(curl, CURLOPT_FRESH_CONNECT, 1L);
-    const std::string type = request.content_type.empty() ? "application/x-www-form-urlencoded"
-                                                           : request.content_type;
+    const std::string type =
+        request.content_type.empty() ? "application/x-www-form-urlencoded" : request.content_type;
     headers = curl_slist_append(headers, ("Content-Type: " + type).c_str());
     headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
   }
@@ -590,7 +568,7 @@ Result<HttpClient::Response> HttpClient::SendOnce(const Request& request, const 
   if (rc == CURLE_OK) curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
   // The handle holds a copy of the token until it is reset: drop it before pooling the handle.
   curl_easy_setopt(curl, CURLOPT_PASSWORD, "");
-  Release(curl);
+  handles_.Release(curl);
   if (rc == CURLE_OK) return response;
 
   std::string what = curl_error[0] != '\0' ? curl_error : curl_easy_strerror(rc);
@@ -901,10 +879,10 @@ Status HttpClient::SetDescription(const std::string& name, const std::string& de
   }
   auto updated = WithDescription(current->body, description);
   if (!updated) {
-    return Fail(Code::kInternal,
-                "unexpected config.xml of node '" + name + "': " + updated.error() +
-                    "; left it unchanged",
-                get.Where());
+    return Fail(
+        Code::kInternal,
+        "unexpected config.xml of node '" + name + "': " + updated.error() + "; left it unchanged",
+        get.Where());
   }
   // Posting the same document twice does what posting it once does.
   Request post{.method = "POST",

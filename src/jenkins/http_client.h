@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "base/curl_handle_pool.h"
 #include "base/error.h"
 #include "base/secret.h"
 #include "jenkins/client.h"
@@ -106,13 +107,10 @@ class HttpClient final : public Client {
   template <typename T, typename Decode>
   Result<T> GetJson(const std::string& path, const std::string& tree, bool english, Decode decode);
 
-  void* Acquire();
-  void Release(void* handle);
-
   const HttpClientOptions options_;
   std::mutex mu_;
-  Secret token_;             // guarded by mu_
-  std::vector<void*> idle_;  // CURL* handles, guarded by mu_
+  Secret token_;  // guarded by mu_
+  CurlHandlePool handles_;
 };
 
 }  // namespace slurmfleet::jenkins

@@ -5,8 +5,6 @@
 namespace slurmfleet::slurm {
 namespace {
 
-std::once_flag curl_init_once;
-
 size_t AppendBody(char* data, size_t size, size_t n, void* out) {
   static_cast<std::string*>(out)->append(data, size * n);
   return size * n;
@@ -29,36 +27,16 @@ Result<std::unique_ptr<CurlTransport>> CurlTransport::Create(TransportOptions op
                 "slurm url");
   }
   while (!options.base_url.empty() && options.base_url.back() == '/') options.base_url.pop_back();
-  std::call_once(curl_init_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   return std::unique_ptr<CurlTransport>(new CurlTransport(std::move(options)));
 }
 
 CurlTransport::CurlTransport(TransportOptions options) : options_(std::move(options)) {}
 
-CurlTransport::~CurlTransport() {
-  for (void* h : idle_) curl_easy_cleanup(static_cast<CURL*>(h));
-}
-
-void* CurlTransport::Acquire() {
-  {
-    std::lock_guard lock(mu_);
-    if (!idle_.empty()) {
-      void* h = idle_.back();
-      idle_.pop_back();
-      return h;
-    }
-  }
-  return curl_easy_init();
-}
-
-void CurlTransport::Release(void* handle) {
-  std::lock_guard lock(mu_);
-  idle_.push_back(handle);
-}
+CurlTransport::~CurlTransport() = default;
 
 Result<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
   const std::string where = request.method + " " + request.path;
-  CURL* curl = static_cast<CURL*>(Acquire());
+  CURL* curl = static_cast<CURL*>(handles_.Acquire());
   if (!curl) return Fail(Code::kInternal, "libcurl could not create a handle", where);
   curl_easy_reset(curl);  // keeps the handle's live connections and caches
 
@@ -99,7 +77,7 @@ Result<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
   std::fill(auth.begin(), auth.end(), '\0');
 
   if (rc != CURLE_OK) {
-    Release(curl);
+    handles_.Release(curl);
     std::string what = curl_easy_strerror(rc);
     if (NeverSent(rc)) {
       return Fail(Code::kUnavailable,
@@ -114,7 +92,7 @@ Result<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
   char* ct = nullptr;
   curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &ct);
   if (ct) response.content_type = ct;
-  Release(curl);
+  handles_.Release(curl);
   return response;
 }
 

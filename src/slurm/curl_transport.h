@@ -7,6 +7,7 @@
 #include <mutex>
 #include <vector>
 
+#include "base/curl_handle_pool.h"
 #include "slurm/transport.h"
 
 namespace slurmfleet::slurm {
@@ -29,12 +30,9 @@ class CurlTransport final : public Transport {
 
  private:
   explicit CurlTransport(TransportOptions options);
-  void* Acquire();
-  void Release(void* handle);
 
   TransportOptions options_;
-  std::mutex mu_;
-  std::vector<void*> idle_;  // CURL* handles, guarded by mu_
+  CurlHandlePool handles_;
 };
 
 }  // namespace slurmfleet::slurm

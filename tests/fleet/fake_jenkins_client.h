@@ -74,6 +74,14 @@ class FakeJenkinsClient final : public jenkins::Client {
     it->second.offline_cause_reason = message;
     return {};
   }
+  Status SetDescription(const std::string& name, const std::string& description) override {
+    ++describe_calls;
+    auto it = nodes.find(name);
+    if (it == nodes.end()) return Fail(Code::kNotFound, "no node", "POST");
+    it->second.description = description;
+    specs[name].description = description;
+    return {};
+  }
   Status DeleteNode(const std::string& name) override {
     ++delete_calls;
     if (nodes.erase(name) == 0) return Fail(Code::kNotFound, "no node", "POST");
@@ -138,7 +146,7 @@ class FakeJenkinsClient final : public jenkins::Client {
   std::map<std::string, jenkins::NodeSpec> specs;
   int64_t next_id = 1;
   int created = 0, deleted = 0, max_nodes = 0;
-  int create_calls = 0, delete_calls = 0, script_calls = 0;
+  int create_calls = 0, delete_calls = 0, script_calls = 0, describe_calls = 0;
 };
 
 }  // namespace slurmfleet::fleet

@@ -160,6 +160,10 @@ TEST_F(ProvisionerTest, OneBuildOneNodeOneJobThenNothingLeft) {
 
   Pass();  // nothing new: the starting agent covers the item
   EXPECT_EQ(jenkins_.created, 1);
+  EXPECT_EQ(jenkins_.nodes.at(name).description,
+            "slurmfleet:test cloud c1, template cpu; Slurm job " +
+                std::to_string(slurm1_.jobs().begin()->first))
+      << "the node names its Slurm job in the Jenkins UI";
 
   const uint32_t job = slurm1_.jobs().begin()->first;
   slurm1_.SetState(job, {"RUNNING"});

@@ -692,6 +692,177 @@ TEST_F(HttpClientTest, DeleteNodePostsDoDelete) {
   EXPECT_EQ(e.where, "POST /computer/slurm-gpu-9/doDelete");
 }
 
+// --- SetDescription ------------------------------------------------------------------------
+
+// GET /computer/slurm-gpu-1/config.xml as Jenkins writes it (XStream, CONTRACT.md §3.2), with a
+// nested <description> that must stay as it is, and `description` as the top-level one's markup.
+std::string NodeXml(const std::string& description) {
+  return "<?xml version=\"1.1\" encoding=\"UTF-8\"?>\n"
+         "<!-- <description>not this</description> -->\n"
+         "<slave>\n"
+         "  <name>slurm-gpu-1</name>\n" +
+         description +
+         "  <remoteFS>/scratch/jenkins/slurm-gpu-1</remoteFS>\n"
+         "  <numExecutors>1</numExecutors>\n"
+         "  <mode>EXCLUSIVE</mode>\n"
+         "  <retentionStrategy class=\"hudson.slaves.RetentionStrategy$Always\"/>\n"
+         "  <launcher class=\"hudson.slaves.JNLPLauncher\">\n"
+         "    <workDirSettings><disabled>false</disabled><internalDir>remoting</internalDir>"
+         "<failIfWorkDirIsMissing>false</failIfWorkDirIsMissing></workDirSettings>\n"
+         "    <webSocket>true</webSocket>\n"
+         "  </launcher>\n"
+         "  <label>gpu slurm</label>\n"
+         "  <nodeProperties>\n"
+         "    <x.Property attr=\"a > b/\"><description>nested</description></x.Property>\n"
+         "  </nodeProperties>\n"
+         "</slave>";
+}
+
+Answer ConfigXml(const std::string& body) {
+  return Answer{.body = body, .content_type = "application/xml"};
+}
+
+class SetDescriptionTest : public HttpClientTest {
+ protected:
+  // Serves `config`, accepts the POST, and returns the body posted.
+  std::string Posted(const std::string& config, const std::string& description) {
+    jenkins_.On("GET /computer/slurm-gpu-1/config.xml", ConfigXml(config));
+    jenkins_.On("POST /computer/slurm-gpu-1/config.xml", Answer{.body = ""});
+    auto done = client_->SetDescription("slurm-gpu-1", description);
+    EXPECT_TRUE(done) << done.error().ToString();
+    auto seen = jenkins_.seen();
+    EXPECT_EQ(seen.size(), 2u);
+    if (seen.size() != 2) return "";
+    EXPECT_EQ(seen[0].method, "GET");
+    EXPECT_EQ(seen[0].target, "/computer/slurm-gpu-1/config.xml");
+    EXPECT_EQ(seen[1].method, "POST");
+    EXPECT_EQ(seen[1].target, "/computer/slurm-gpu-1/config.xml");
+    EXPECT_EQ(seen[1].Header("Content-Type"), "application/xml");
+    for (const Seen& request : seen) {
+      EXPECT_EQ(request.Header("Authorization"), BasicAuth(kToken));
+    }
+    return seen[1].body;
+  }
+};
+
+TEST_F(SetDescriptionTest, ReplacesOnlyTheTopLevelDescription) {
+  EXPECT_EQ(Posted(NodeXml("  <description>slurm job pending</description>\n"),
+                   "slurm-provisioner:12345"),
+            NodeXml("  <description>slurm-provisioner:12345</description>\n"));
+}
+
+TEST_F(SetDescriptionTest, ReplacesMarkupInsideTheOldDescription) {
+  EXPECT_EQ(Posted(NodeXml("  <description>a &amp; <![CDATA[<b>]]> <!-- c --></description>\n"),
+                   "slurm job 7"),
+            NodeXml("  <description>slurm job 7</description>\n"));
+}
+
+TEST_F(SetDescriptionTest, EscapesTheDescription) {
+  EXPECT_EQ(Posted(NodeXml("  <description>x</description>\n"),
+                   "job 1 <gpu> & \"a\" 'b'\r\n\x7f\xc2\x85 caf\xc3\xa9"),
+            NodeXml("  <description>job 1 &lt;gpu&gt; &amp; &quot;a&quot; &apos;b&apos;&#13;\n"
+                    "&#127;&#133; caf\xc3\xa9</description>\n"));
+}
+
+TEST_F(SetDescriptionTest, ReplacesAnEmptyElement) {
+  EXPECT_EQ(Posted(NodeXml("  <description/>\n"), "slurm job 7"),
+            NodeXml("  <description>slurm job 7</description>\n"));
+}
+
+TEST_F(SetDescriptionTest, InsertsAnAbsentDescriptionAfterTheName) {
+  EXPECT_EQ(Posted(NodeXml(""), "slurm job 7"),
+            NodeXml("  <description>slurm job 7</description>\n"));
+}
+
+TEST_F(SetDescriptionTest, EmptyDescription) {
+  EXPECT_EQ(Posted(NodeXml("  <description>slurm job 7</description>\n"), ""),
+            NodeXml("  <description></description>\n"));
+}
+
+TEST_F(SetDescriptionTest, MissingNodeIsNotFound) {
+  Error e = ErrorOf(client_->SetDescription("slurm-gpu-9", "x"));
+  EXPECT_EQ(e.code, Code::kNotFound);
+  EXPECT_EQ(e.where, "GET /computer/slurm-gpu-9/config.xml");
+  EXPECT_EQ(jenkins_.seen().size(), 1u);  // nothing posted
+
+  // Deleted between the GET and the POST.
+  jenkins_.On("GET /computer/slurm-gpu-1/config.xml", ConfigXml(NodeXml("")));
+  jenkins_.On("POST /computer/slurm-gpu-1/config.xml", Reply(404));
+  e = ErrorOf(client_->SetDescription("slurm-gpu-1", "x"));
+  EXPECT_EQ(e.code, Code::kNotFound);
+  EXPECT_EQ(e.where, "POST /computer/slurm-gpu-1/config.xml");
+}
+
+TEST_F(SetDescriptionTest, MissingPermissionsAreRejectedNamingThem) {
+  jenkins_.On("GET /computer/slurm-gpu-1/config.xml",
+              Reply(403, {{"X-You-Are-Authenticated-As", kUser},
+                          {"X-Required-Permission", "hudson.model.Computer.ExtendedRead"}}));
+  Error e = ErrorOf(client_->SetDescription("slurm-gpu-1", "x"));
+  EXPECT_EQ(e.code, Code::kRejected);
+  EXPECT_NE(e.message.find("hudson.model.Computer.ExtendedRead"), std::string::npos) << e.message;
+  EXPECT_EQ(jenkins_.seen().size(), 1u);
+
+  jenkins_.On("GET /computer/slurm-gpu-1/config.xml", ConfigXml(NodeXml("")));
+  jenkins_.On("POST /computer/slurm-gpu-1/config.xml",
+              Reply(403, {{"X-You-Are-Authenticated-As", kUser},
+                          {"X-Required-Permission", "hudson.model.Computer.Configure"}}));
+  e = ErrorOf(client_->SetDescription("slurm-gpu-1", "x"));
+  EXPECT_EQ(e.code, Code::kRejected);
+  EXPECT_EQ(e.where, "POST /computer/slurm-gpu-1/config.xml");
+  EXPECT_NE(e.message.find("hudson.model.Computer.Configure"), std::string::npos) << e.message;
+}
+
+TEST_F(SetDescriptionTest, NodeTypeMismatchIsRejected) {
+  jenkins_.On("GET /computer/slurm-gpu-1/config.xml", ConfigXml(NodeXml("")));
+  jenkins_.On(
+      "POST /computer/slurm-gpu-1/config.xml",
+      Answer{.status = 400, .body = "Node types do not match", .content_type = "text/plain"});
+  EXPECT_EQ(ErrorOf(client_->SetDescription("slurm-gpu-1", "x")).code, Code::kRejected);
+}
+
+TEST_F(SetDescriptionTest, UnexpectedXmlIsNeverPosted) {
+  for (const std::string& body : std::vector<std::string>{
+           "<hudson.slaves.DumbSlave><name>slurm-gpu-1</name></hudson.slaves.DumbSlave>",
+           "<slave/>",
+           "<?xml version=\"1.1\"?>",
+           "",
+           "<slave><name>slurm-gpu-1</name>",
+           "<slave><name>slurm-gpu-1</nam></slave>",
+           "<slave><description>x</slave>",
+           "<slave><label a=\"b></slave>",
+           "<!DOCTYPE slave [<!ENTITY x \"y\">]><slave><description>&x;</description></slave>",
+       }) {
+    jenkins_.On("GET /computer/slurm-gpu-1/config.xml", ConfigXml(body));
+    Error e = ErrorOf(client_->SetDescription("slurm-gpu-1", "x"));
+    EXPECT_EQ(e.code, Code::kInternal) << body;
+    EXPECT_NE(e.message.find("unexpected config.xml"), std::string::npos) << e.message;
+  }
+  // A proxy's page: may pass.
+  jenkins_.On("GET /computer/slurm-gpu-1/config.xml",
+              Answer{.body = "<html>login</html>", .content_type = "text/html"});
+  EXPECT_EQ(ErrorOf(client_->SetDescription("slurm-gpu-1", "x")).code, Code::kUnavailable);
+  for (const Seen& request : jenkins_.seen()) EXPECT_EQ(request.method, "GET");
+}
+
+TEST_F(SetDescriptionTest, ValidatesBeforeSending) {
+  EXPECT_EQ(ErrorOf(client_->SetDescription("a/b", "x")).code, Code::kInvalidInput);
+  Error e = ErrorOf(client_->SetDescription("slurm-gpu-1", std::string("a\x01") + "b"));
+  EXPECT_EQ(e.code, Code::kInvalidInput);
+  EXPECT_EQ(e.where, "node description");
+  EXPECT_TRUE(jenkins_.seen().empty());
+}
+
+TEST_F(SetDescriptionTest, LostAnswerToThePostIsUnavailable) {
+  auto options = Options();
+  options.total_timeout = 200ms;
+  auto client = MakeClient(options);
+  jenkins_.On("GET /computer/slurm-gpu-1/config.xml", ConfigXml(NodeXml("")));
+  jenkins_.On("POST /computer/slurm-gpu-1/config.xml", Answer{.delay = 600ms});
+  Error e = ErrorOf(client->SetDescription("slurm-gpu-1", "x"));
+  EXPECT_EQ(e.code, Code::kUnavailable);
+  EXPECT_EQ(e.where, "POST /computer/slurm-gpu-1/config.xml");
+}
+
 TEST_F(HttpClientTest, NodeNamesAreEncodedAsAPathSegment) {
   jenkins_.On("POST /computer/caf\u00e9 1/doDelete", Reply(302));
   ASSERT_TRUE(client_->DeleteNode("caf\u00e9 1"));

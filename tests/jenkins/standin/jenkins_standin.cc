@@ -198,6 +198,201 @@ std::vector<std::string> Split(std::string_view text, char separator) {
   return out;
 }
 
+// An element of a posted config.xml: what XStream would read from it.
+struct XmlElement {
+  std::string name;
+  std::map<std::string, std::string> attributes;
+  std::string text;  // character data directly inside, entities decoded, CDATA included
+  std::vector<XmlElement> children;
+
+  const XmlElement* Child(std::string_view child) const {
+    for (const XmlElement& e : children) {
+      if (e.name == child) return &e;
+    }
+    return nullptr;
+  }
+};
+
+// A small XML reader for config.xml: elements, attributes, text, the five predefined entities and
+// character references, comments, CDATA and processing instructions. No DOCTYPE, no namespaces.
+class XmlReader {
+ public:
+  explicit XmlReader(std::string_view text) : text_(text) {}
+
+  // The root element; nullopt with error() set when the text is not well-formed.
+  std::optional<XmlElement> Document() {
+    if (!SkipMisc()) return std::nullopt;
+    auto root = Element(0);
+    if (!root || !SkipMisc()) return std::nullopt;
+    if (pos_ != text_.size()) return Fail("content after the root element");
+    return root;
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  static constexpr std::string_view kBlank = " \t\r\n";
+
+  std::nullopt_t Fail(std::string why) {
+    if (error_.empty()) error_ = std::move(why) + " at offset " + std::to_string(pos_);
+    return std::nullopt;
+  }
+  bool Failed(std::string why) {
+    Fail(std::move(why));
+    return false;
+  }
+  std::string_view Rest() const { return text_.substr(pos_); }
+  bool SkipPast(std::string_view terminator) {
+    size_t at = text_.find(terminator, pos_);
+    if (at == std::string_view::npos) return false;
+    pos_ = at + terminator.size();
+    return true;
+  }
+  void SkipBlanks() {
+    while (pos_ < text_.size() && kBlank.find(text_[pos_]) != std::string_view::npos) ++pos_;
+  }
+  // Blanks, comments and processing instructions around the root element.
+  bool SkipMisc() {
+    while (true) {
+      SkipBlanks();
+      if (Rest().starts_with("<!--")) {
+        if (!SkipPast("-->")) return Failed("unterminated comment");
+      } else if (Rest().starts_with("<?")) {
+        if (!SkipPast("?>")) return Failed("unterminated processing instruction");
+      } else if (Rest().starts_with("<!")) {
+        return Failed("DOCTYPE is not supported");
+      } else {
+        return true;
+      }
+    }
+  }
+  std::string Name() {
+    size_t end = text_.find_first_of(" \t\r\n/>=", pos_);
+    if (end == std::string_view::npos) end = text_.size();
+    std::string name(text_.substr(pos_, end - pos_));
+    pos_ = end;
+    return name;
+  }
+  // Decodes entities and character references of `raw`.
+  std::optional<std::string> Decode(std::string_view raw) {
+    std::string out;
+    for (size_t i = 0; i < raw.size(); ++i) {
+      if (raw[i] != '&') {
+        out.push_back(raw[i]);
+        continue;
+      }
+      size_t semi = raw.find(';', i);
+      if (semi == std::string_view::npos) return Fail("'&' without ';'");
+      std::string_view entity = raw.substr(i + 1, semi - i - 1);
+      i = semi;
+      static const std::map<std::string_view, char> kNamed = {
+          {"lt", '<'}, {"gt", '>'}, {"amp", '&'}, {"quot", '"'}, {"apos", '\''}};
+      if (auto it = kNamed.find(entity); it != kNamed.end()) {
+        out.push_back(it->second);
+        continue;
+      }
+      uint32_t code = 0;
+      std::from_chars_result parsed{};
+      if (entity.starts_with("#x")) {
+        parsed = std::from_chars(entity.data() + 2, entity.data() + entity.size(), code, 16);
+      } else if (entity.starts_with("#")) {
+        parsed = std::from_chars(entity.data() + 1, entity.data() + entity.size(), code, 10);
+      } else {
+        return Fail("unknown entity &" + std::string(entity) + ";");
+      }
+      if (parsed.ec != std::errc() || parsed.ptr != entity.data() + entity.size() ||
+          entity.size() < 2 || code == 0 || code > 0x10ffff) {
+        return Fail("bad character reference &" + std::string(entity) + ";");
+      }
+      if (code < 0x80) {
+        out.push_back(static_cast<char>(code));
+      } else if (code < 0x800) {
+        out.push_back(static_cast<char>(0xc0 | (code >> 6)));
+        out.push_back(static_cast<char>(0x80 | (code & 0x3f)));
+      } else if (code < 0x10000) {
+        out.push_back(static_cast<char>(0xe0 | (code >> 12)));
+        out.push_back(static_cast<char>(0x80 | ((code >> 6) & 0x3f)));
+        out.push_back(static_cast<char>(0x80 | (code & 0x3f)));
+      } else {
+        out.push_back(static_cast<char>(0xf0 | (code >> 18)));
+        out.push_back(static_cast<char>(0x80 | ((code >> 12) & 0x3f)));
+        out.push_back(static_cast<char>(0x80 | ((code >> 6) & 0x3f)));
+        out.push_back(static_cast<char>(0x80 | (code & 0x3f)));
+      }
+    }
+    return out;
+  }
+  std::optional<XmlElement> Element(int depth) {
+    if (depth > 64) return Fail("elements nested too deeply");
+    if (!Rest().starts_with("<")) return Fail("expected an element");
+    ++pos_;
+    XmlElement element;
+    element.name = Name();
+    if (element.name.empty()) return Fail("a tag without a name");
+    while (true) {
+      SkipBlanks();
+      if (Rest().starts_with("/>")) {
+        pos_ += 2;
+        return element;
+      }
+      if (Rest().starts_with(">")) {
+        ++pos_;
+        break;
+      }
+      std::string attribute = Name();
+      SkipBlanks();
+      if (attribute.empty() || !Rest().starts_with("=")) return Fail("a malformed attribute");
+      ++pos_;
+      SkipBlanks();
+      if (pos_ >= text_.size() || (text_[pos_] != '"' && text_[pos_] != '\'')) {
+        return Fail("an unquoted attribute value");
+      }
+      char quote = text_[pos_++];
+      size_t end = text_.find(quote, pos_);
+      if (end == std::string_view::npos) return Fail("an unterminated attribute value");
+      auto value = Decode(text_.substr(pos_, end - pos_));
+      if (!value) return std::nullopt;
+      element.attributes[attribute] = std::move(*value);
+      pos_ = end + 1;
+    }
+    while (true) {
+      if (pos_ >= text_.size()) return Fail("<" + element.name + "> is not closed");
+      if (Rest().starts_with("</")) {
+        pos_ += 2;
+        std::string name = Name();
+        SkipBlanks();
+        if (name != element.name || !Rest().starts_with(">")) {
+          return Fail("</" + name + "> does not close <" + element.name + ">");
+        }
+        ++pos_;
+        return element;
+      }
+      if (Rest().starts_with("<!--")) {
+        if (!SkipPast("-->")) return Fail("unterminated comment");
+      } else if (Rest().starts_with("<![CDATA[")) {
+        size_t begin = pos_ + 9;
+        if (!SkipPast("]]>")) return Fail("unterminated CDATA");
+        element.text += text_.substr(begin, pos_ - 3 - begin);
+      } else if (Rest().starts_with("<?")) {
+        if (!SkipPast("?>")) return Fail("unterminated processing instruction");
+      } else if (Rest().starts_with("<")) {
+        auto child = Element(depth + 1);
+        if (!child) return std::nullopt;
+        element.children.push_back(std::move(*child));
+      } else {
+        size_t end = std::min(text_.find('<', pos_), text_.size());
+        auto text = Decode(text_.substr(pos_, end - pos_));
+        if (!text) return std::nullopt;
+        element.text += *text;
+        pos_ = end;
+      }
+    }
+  }
+
+  std::string_view text_;
+  size_t pos_ = 0;
+  std::string error_;
+};
+
 std::string Join(const std::vector<std::string>& parts, std::string_view separator) {
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) {
@@ -1627,6 +1822,13 @@ class JenkinsStandin::Impl {
       cv_.notify_all();
       return Redirect(ComputerUrl(name));  // HttpResponses.redirectToDot()
     }
+    if (action == "config.xml") {
+      // Computer.doConfigDotXml dispatches on the method itself: GET reads, POST replaces, and
+      // anything else (HEAD included) gets sendError(SC_BAD_REQUEST), not a 405.
+      if (req.method == "GET") return NodeXml(node);
+      if (req.method == "POST") return UpdateNodeByXml(node, req.body);
+      return Html(400, "Bad Request");
+    }
     if (action == "doDelete") {
       if (!post) return RequiresPost();
       // Nodes.removeNode: disconnect first (the channel closes at once), then forget the node.
@@ -1637,6 +1839,122 @@ class JenkinsStandin::Impl {
       return Redirect(base_ + "computer/");
     }
     return NotFound();
+  }
+
+  // GET /computer/<name>/config.xml (§3.2): the node as XStream writes a DumbSlave. A description
+  // never set is left out, as XStream leaves out a null field.
+  Reply NodeXml(const Node& node) const {
+    std::string xml = "<?xml version=\"1.1\" encoding=\"UTF-8\"?>\n<slave>\n  <name>" +
+                      XmlEscape(node.name) + "</name>\n";
+    if (!node.description.empty()) {
+      xml += "  <description>" + XmlEscape(node.description) + "</description>\n";
+    }
+    xml += "  <remoteFS>" + XmlEscape(node.remote_fs) + "</remoteFS>\n  <numExecutors>" +
+           std::to_string(node.num_executors) + "</numExecutors>\n  <mode>" +
+           (node.exclusive ? "EXCLUSIVE" : "NORMAL") +
+           "</mode>\n"
+           "  <retentionStrategy class=\"hudson.slaves.RetentionStrategy$Always\"/>\n";
+    if (node.inbound) {  // the stand-in keeps no other launcher's settings
+      xml +=
+          "  <launcher class=\"hudson.slaves.JNLPLauncher\">\n    <workDirSettings>\n"
+          "      <disabled>" +
+          std::string(node.workdir_disabled ? "true" : "false") + "</disabled>\n";
+      if (!node.workdir_path.empty()) {
+        xml += "      <workDirPath>" + XmlEscape(node.workdir_path) + "</workDirPath>\n";
+      }
+      xml += "      <internalDir>" + XmlEscape(node.internal_dir) +
+             "</internalDir>\n      <failIfWorkDirIsMissing>false</failIfWorkDirIsMissing>\n"
+             "    </workDirSettings>\n    <webSocket>" +
+             (node.websocket ? "true" : "false") + "</webSocket>\n  </launcher>\n";
+    }
+    xml += "  <label>" + XmlEscape(node.label_string) + "</label>\n  <nodeProperties/>\n</slave>";
+    return Text(200, xml, "application/xml");
+  }
+
+  // POST /computer/<name>/config.xml (§3.2; Computer.updateByXml): the posted node replaces this
+  // one. Simplified: a <launcher> left out keeps the current one, a <name> other than the node's
+  // (a rename) is refused with 400, and a smaller numExecutors keeps busy executors until the
+  // node is deleted.
+  Reply UpdateNodeByXml(Node& node, std::string_view body) {
+    XmlReader reader(body);
+    auto root = reader.Document();
+    if (!root) {
+      return Html(500, "com.thoughtworks.xstream.io.StreamException: " + reader.error());
+    }
+    // <slave> is DumbSlave's XStream alias; any other root is another class (or none).
+    if (root->name != "slave" && root->name != "hudson.slaves.DumbSlave") {
+      return Text(400, "Node types do not match");
+    }
+    auto text = [&](std::string_view child) -> std::optional<std::string> {
+      const XmlElement* e = root->Child(child);
+      if (e == nullptr) return std::nullopt;
+      return e->text;
+    };
+    if (Trim(text("name").value_or("")) != node.name) {
+      return Text(400, "stand-in Jenkins: <name> must be the node's own name " + Quote(node.name) +
+                           "; renaming through config.xml is not modelled");
+    }
+    int executors = 1;  // Slave's default
+    if (auto value = text("numExecutors")) {
+      std::string s = Trim(*value);
+      auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), executors);
+      if (ec != std::errc() || ptr != s.data() + s.size()) {
+        return Html(500,
+                    "com.thoughtworks.xstream.converters.ConversionException: For input "
+                    "string: \"" +
+                        s + "\"");
+      }
+      if (executors <= 0) {
+        return Text(400, "stand-in Jenkins: numExecutors must be positive, not " + s);
+      }
+    }
+    bool exclusive = false;  // Node.Mode.NORMAL
+    if (auto value = text("mode")) {
+      std::string mode = Trim(*value);
+      if (mode != "NORMAL" && mode != "EXCLUSIVE") {
+        return Html(500,
+                    "java.lang.IllegalArgumentException: No enum constant "
+                    "hudson.model.Node.Mode." +
+                        mode);
+      }
+      exclusive = mode == "EXCLUSIVE";
+    }
+    node.description = text("description").value_or("");
+    node.remote_fs = Trim(text("remoteFS").value_or(""));
+    node.exclusive = exclusive;
+    node.label_string = text("label").value_or("");
+    node.labels.clear();
+    std::istringstream atoms(node.label_string);
+    for (std::string atom; atoms >> atom;) node.labels.insert(atom);
+    node.labels.insert(node.name);
+    if (const XmlElement* launcher = root->Child("launcher")) {
+      auto cls = launcher->attributes.find("class");
+      node.inbound =
+          cls == launcher->attributes.end() || cls->second == "hudson.slaves.JNLPLauncher";
+      const XmlElement* websocket = launcher->Child("webSocket");
+      node.websocket = websocket != nullptr && Trim(websocket->text) == "true";
+      node.workdir_disabled = false;
+      node.workdir_path.clear();
+      node.internal_dir = "remoting";
+      if (const XmlElement* wd = launcher->Child("workDirSettings")) {
+        if (const XmlElement* e = wd->Child("disabled")) {
+          node.workdir_disabled = Trim(e->text) == "true";
+        }
+        if (const XmlElement* e = wd->Child("workDirPath")) node.workdir_path = e->text;
+        if (const XmlElement* e = wd->Child("internalDir"); e && !Trim(e->text).empty()) {
+          node.internal_dir = Trim(e->text);
+        }
+      }
+    }
+    node.num_executors = executors;
+    while (node.executors.size() > static_cast<size_t>(executors) && !node.executors.back()) {
+      node.executors.pop_back();
+    }
+    if (node.executors.size() < static_cast<size_t>(executors)) {
+      node.executors.resize(static_cast<size_t>(executors));
+    }
+    cv_.notify_all();
+    return Text(200, "");
   }
 
   // §4.1: the secret is always the first <argument>.

@@ -16,7 +16,9 @@
 // lost ends ABORTED, and after Restart() goes back to the queue with a new id; a node's
 // absoluteRemotePath is its remoteFS; one permission set (the configured user may do everything
 // but /scriptText when administer is false); the /wsagents/ connection carries no remoting
-// protocol, only pings; JSON shows only the fields the contract uses plus common neighbours.
+// protocol, only pings; JSON shows only the fields the contract uses plus common neighbours;
+// POST /computer/<n>/config.xml refuses a rename (another <name>) with 400 and keeps the launcher
+// when the XML leaves it out.
 // cpp-httplib reads a POST without Content-Length until its 5-s read timeout and answers 400;
 // libcurl always sends one.
 //
