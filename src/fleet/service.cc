@@ -136,6 +136,12 @@ std::vector<server::AgentView> Service::Agents(bool include_ended, size_t limit)
     if (limit > 0 && out.size() >= limit) break;
     Result<Agent> a = FromRecord(*it);
     if (!a) continue;
+    // The submission holds the job's last state; an ended agent's own copy stops at its end.
+    if (Result<store::Submission> sub = store_.Get(a->name); sub) {
+      if (sub->job_id) a->job_id = sub->job_id;
+      a->slurm_state = sub->slurm_state;
+      a->state_reason = sub->state_reason;
+    }
     out.push_back({a->name, a->cloud, a->template_name, std::string(AgentPhaseName(a->phase)),
                    a->labels, a->job_id, a->slurm_state, a->state_reason, a->build_url, a->builds,
                    a->created_ms, a->connected_ms, a->outcome});

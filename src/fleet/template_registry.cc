@@ -139,8 +139,10 @@ Result<spec::ResolvedTemplate> TemplateRegistry::ResolveEphemeral(
 std::vector<CloudTemplates> TemplateRegistry::Snapshot() const {
   std::lock_guard lock(mu_);
   std::vector<CloudTemplates> out;
-  const std::optional<int> timeout_override =
-      config_.jenkins ? config_.jenkins->agent_timeout_minutes : std::nullopt;
+  // 0: no override. A plain int: GCC 12 at -O2 misreads a copied optional as maybe-uninitialized.
+  const int timeout_override = config_.jenkins && config_.jenkins->agent_timeout_minutes
+                                   ? *config_.jenkins->agent_timeout_minutes
+                                   : 0;
   for (const config::Cloud& cloud : config_.clouds) {
     CloudTemplates ct;
     ct.name = cloud.name;
@@ -157,8 +159,8 @@ std::vector<CloudTemplates> TemplateRegistry::Snapshot() const {
       if (e.info.cloud != cloud.name) continue;
       ct.templates.push_back(TemplateEntry{e.resolved, true, e.info.owner, e.info.expires_at});
     }
-    if (timeout_override) {
-      for (TemplateEntry& t : ct.templates) t.resolved.agent_timeout_minutes = *timeout_override;
+    if (timeout_override > 0) {
+      for (TemplateEntry& t : ct.templates) t.resolved.agent_timeout_minutes = timeout_override;
     }
     out.push_back(std::move(ct));
   }

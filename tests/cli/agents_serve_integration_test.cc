@@ -1,0 +1,397 @@
+// `slurmfleet serve` as a process, provisioning Jenkins agents end to end: the stand-in Jenkins
+// (tests/jenkins/standin/) runs in this test process, the daemon is the real binary, and the
+// agents are real Slurm jobs on the testbed that run the stand-in agent (standin-java, installed
+// into the testbed's rootfs as `java`). While eight queued builds are being served, the daemon is
+// killed with SIGKILL at random moments and restarted on the same state file. In the end every
+// build succeeded, within instanceCap, and nothing is left: no node in Jenkins, no live Slurm job
+// with this instance's tag, every agent done or failed. `slurmfleet agents` and `slurmfleet
+// activities` then show what happened. Needs the running testbed.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fleet/job_tag.h"
+#include "jenkins/standin/jenkins_standin.h"
+#include "slurm/testbed_env.h"
+
+namespace slurmfleet {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+constexpr const char* kStandinDir = "/opt/slurmfleet-standin";  // inside the testbed's rootfs
+constexpr const char* kAdminToken = "agents-e2e-admin-token-0123456789";
+constexpr const char* kReadToken = "agents-e2e-read-token-9876543210";
+constexpr int kBuilds = 8;
+constexpr size_t kInstanceCap = 4;
+constexpr int kKills = 3;
+
+// Puts the stand-in agent (as `java`) and a dummy agent.jar where the testbed's jobs see them, as
+// tests/fleet/provisioner_integration_test.cc does.
+void InstallStandinAgent(const std::string& root) {
+  const fs::path dir = fs::path(root) / std::string(kStandinDir).substr(1);
+  fs::create_directories(dir);
+  fs::copy_file(STANDIN_JAVA, dir / "java", fs::copy_options::overwrite_existing);
+  fs::permissions(dir / "java", fs::perms(0755));
+  std::ofstream(dir / "agent.jar") << "PK stand-in agent.jar";
+  fs::permissions(dir / "agent.jar", fs::perms(0644));
+}
+
+// A port nothing listens on now (the kernel's pick for an ephemeral bind); daemon.listen needs a
+// real port, and the daemon is restarted on the same one.
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  int port = -1;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
+  return port;
+}
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+class AgentsServeIntegrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(testbed_.Missing(), "");
+    InstallStandinAgent(testbed_.root);
+    std::mt19937_64 seed_rng{std::random_device{}()};
+    rng_.seed(seed_rng());
+    instance_ = "e2eag" + std::to_string(seed_rng() % 1000000000);
+    dir_ = fs::path(::testing::TempDir()) / instance_;
+    fs::create_directories(dir_);
+    log_ = dir_ / "serve.log";
+    port_ = FreePort();
+    ASSERT_GT(port_, 0);
+
+    jenkins_ = standin::JenkinsStandin::Start({});
+    ASSERT_NE(jenkins_, nullptr);
+    std::ofstream(dir_ / "jenkins.token") << jenkins_->api_token() << "\n";
+    std::ofstream(dir_ / "tokens")
+        << "admin e2e " << kAdminToken << "\nread cli " << kReadToken << "\n";
+    fs::permissions(dir_ / "tokens", fs::perms::owner_read | fs::perms::owner_write);
+    std::ofstream(dir_ / "cli.token") << kReadToken << "\n";
+
+    std::ofstream(dir_ / "slurmfleet.yaml")
+        << "jenkins:\n"
+        << "  url: " << jenkins_->url() << "\n"
+        << "  credentials: {user: " << jenkins_->user()
+        << ", apiTokenFile: " << (dir_ / "jenkins.token").string() << "}\n"
+        << "  pollMs: 300\n"
+        << "  clouds:\n"
+        << "    - slurm:\n"
+        << "        name: tb\n"
+        << "        slurmRestApiUrl: " << testbed_.url << "\n"
+        << "        apiVersion: v0.0.45\n"
+        << "        credentials: {user: " << testbed_.user << ", jwtKeyFile: " << testbed_.jwt_key
+        << "}\n"
+        << "        maxAgents: 10\n"
+        << "        jobTemplates:\n"
+        << "          - name: cpu\n"
+        << "            label: linux\n"
+        << "            workingDirectory: /tmp/jenkins\n"
+        << "            memoryPerNode: 10\n"
+        << "            instanceCap: " << kInstanceCap << "\n"
+        << "            agentLaunch: {javaPath: " << kStandinDir
+        << "/java, jarPath: " << kStandinDir << "/agent.jar}\n"
+        << "daemon:\n"
+        << "  listen: 127.0.0.1:" << port_ << "\n"
+        << "  stateFile: " << (dir_ / "state.db").string() << "\n"
+        << "  apiTokensFile: " << (dir_ / "tokens").string() << "\n"
+        << "  instance: " << instance_ << "\n"
+        << "  pollFastMs: 300\n"
+        << "  pollSlowMs: 2000\n"
+        << "  orphanGraceSeconds: 20\n";
+
+    slurm::TransportOptions t;
+    t.base_url = testbed_.url;
+    auto transport = slurm::CurlTransport::Create(t);
+    ASSERT_TRUE(transport) << transport.error().ToString();
+    transport_ = std::move(*transport);
+    tokens_ = std::make_unique<auth::MintingTokenSource>(testbed_.jwt_key, testbed_.user, clock_);
+    slurm::RestClientOptions ro;
+    ro.api_version = "v0.0.45";
+    auto client = slurm::RestClient::Connect(*transport_, *tokens_, ro);
+    ASSERT_TRUE(client) << client.error().ToString();
+    client_ = std::move(*client);
+  }
+
+  void TearDown() override {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+      pid_ = -1;
+    }
+    // whatever a failed run left: nothing of this instance may stay in Slurm
+    if (client_) {
+      for (const slurm::JobInfo& j : LiveTaggedJobs()) (void)client_->Cancel({j.job_id, j.sluid});
+    }
+    jenkins_.reset();
+  }
+
+  // Starts `slurmfleet serve` with stderr appended to serve.log and waits until it logged that it
+  // serves and its API answers /health.
+  void StartDaemon() {
+    const std::string config = (dir_ / "slurmfleet.yaml").string();
+    const uintmax_t log_offset = fs::exists(log_) ? fs::file_size(log_) : 0;
+    // everything the child needs is prepared before fork: this process has threads
+    int log_fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    ASSERT_GE(log_fd, 0) << log_;
+    const char* argv[] = {SLURMFLEET_BINARY, "serve", "--config", config.c_str(), nullptr};
+    pid_ = fork();
+    ASSERT_GE(pid_, 0);
+    if (pid_ == 0) {
+      dup2(log_fd, STDOUT_FILENO);
+      dup2(log_fd, STDERR_FILENO);
+      close_range(3, ~0U, 0);  // not the stand-in's sockets
+      execv(SLURMFLEET_BINARY, const_cast<char* const*>(argv));
+      _exit(127);
+    }
+    close(log_fd);
+    ++starts_;
+    const std::string marker = "serving on 127.0.0.1:";
+    auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        FAIL() << "slurmfleet serve exited at start (status " << status << ")" << Diagnostics();
+      }
+      std::string text = ReadFile(log_);
+      text = text.size() > log_offset ? text.substr(log_offset) : "";
+      if (text.find(marker + std::to_string(port_)) != std::string::npos) {
+        if (auto r = Http().Get("/api/v1/health"); r && r->status == 200) return;
+      }
+      std::this_thread::sleep_for(50ms);
+    }
+    FAIL() << "slurmfleet serve did not come up within 30 s" << Diagnostics();
+  }
+
+  void KillDaemon() {
+    ASSERT_GT(pid_, 0);
+    kill(pid_, SIGKILL);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+        << "the daemon had exited on its own (status " << status << ")" << Diagnostics();
+  }
+
+  httplib::Client Http() {
+    httplib::Client c("127.0.0.1", port_);
+    c.set_connection_timeout(2);
+    c.set_read_timeout(5);
+    c.set_bearer_token_auth(kAdminToken);
+    return c;
+  }
+
+  // GET of the daemon's API; nullopt when it does not answer 200.
+  std::optional<nlohmann::json> Get(const std::string& path) {
+    auto r = Http().Get(path);
+    if (!r || r->status != 200) return std::nullopt;
+    return nlohmann::json::parse(r->body, nullptr, false);
+  }
+
+  std::vector<slurm::JobInfo> LiveTaggedJobs() {
+    std::vector<slurm::JobInfo> out;
+    auto jobs = client_->JobsChangedSince(std::nullopt);
+    EXPECT_TRUE(jobs) << jobs.error().ToString();
+    if (!jobs) return out;
+    for (const slurm::JobInfo& j : jobs->jobs) {
+      auto tag = fleet::ParseTag(j.comment);
+      bool live =
+          j.state.base == slurm::BaseState::kPending || j.state.base == slurm::BaseState::kRunning;
+      if (tag && tag->instance == instance_ && live) out.push_back(j);
+    }
+    return out;
+  }
+
+  // What to read when an assertion fails: the daemon's log (all runs) and its activities.
+  std::string Diagnostics() {
+    std::string log = ReadFile(log_);
+    constexpr size_t kMaxLog = 64 * 1024;
+    if (log.size() > kMaxLog) log = "[...]\n" + log.substr(log.size() - kMaxLog);
+    std::string out = "\n--- slurmfleet serve log (" + log_.string() + ", " +
+                      std::to_string(starts_) + " starts) ---\n" + log;
+    out += "--- activities ---\n";
+    if (pid_ <= 0) return out + "(daemon not running)\n";
+    int64_t after = 0;
+    for (int page = 0; page < 20; ++page) {
+      auto body = Get("/api/v1/activities?limit=1000&after=" + std::to_string(after));
+      if (!body || body->is_discarded()) return out + "(daemon did not answer)\n";
+      for (const auto& e : (*body)["activities"]) {
+        out += e.value("at", "") + " " + e.value("level", "") + " " + e.value("key", "") + " " +
+               e.value("type", "") + ": " + e.value("message", "") + "\n";
+      }
+      after = body->value("next_after", after);
+      if (!body->value("more", false)) break;
+    }
+    return out;
+  }
+
+  // Runs the CLI with the arguments; its exit code and stdout+stderr.
+  std::pair<int, std::string> RunCli(const std::string& args) {
+    std::string cmd = std::string(SLURMFLEET_BINARY) + " " + args +
+                      " --daemon http://127.0.0.1:" + std::to_string(port_) + " --api-token-file " +
+                      (dir_ / "cli.token").string() + " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    if (p == nullptr) return {-1, "popen failed"};
+    std::string out;
+    char buf[4096];
+    while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+    int status = pclose(p);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  }
+
+  slurm::Testbed testbed_;
+  SystemClock clock_;
+  std::mt19937_64 rng_;
+  std::string instance_;
+  fs::path dir_;
+  fs::path log_;
+  int port_ = 0;
+  pid_t pid_ = -1;
+  int starts_ = 0;
+  std::unique_ptr<standin::JenkinsStandin> jenkins_;
+  std::unique_ptr<slurm::Transport> transport_;
+  std::unique_ptr<auth::TokenSource> tokens_;
+  std::unique_ptr<slurm::RestClient> client_;
+};
+
+TEST_F(AgentsServeIntegrationTest, KilledAndRestartedMidFlightLeaksNoNodeAndNoJob) {
+  const auto began = std::chrono::steady_clock::now();
+  StartDaemon();
+  ASSERT_FALSE(HasFatalFailure());
+  for (int i = 0; i < kBuilds; ++i) {
+    jenkins_->EnqueueFreestyle("e2e-" + std::to_string(i), "linux", 3s);
+  }
+  // The first kill comes once agents are on their way (a node exists), then every 0.5-2 s (the
+  // builds take about 8 s).
+  ASSERT_TRUE(jenkins_->WaitFor([](const auto& s) { return s.nodes_created >= 1; }, 30s))
+      << "no node created in Jenkins" << Diagnostics();
+  std::uniform_int_distribution<int> delay_ms(500, 2000);
+  for (int k = 0; k < kKills; ++k) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng_)));
+    auto s = jenkins_->Stats();
+    std::cout << "kill " << k + 1 << ": " << s.nodes.size() << " nodes (" << s.ConnectedNodes()
+              << " connected), " << s.running_builds.size() << " builds running, "
+              << s.completed_builds.size() << " completed, " << s.queue_length << " queued\n";
+    KillDaemon();
+    ASSERT_FALSE(HasFatalFailure());
+    StartDaemon();
+    ASSERT_FALSE(HasFatalFailure());
+  }
+
+  // Every build ran, successfully, without the cap ever being exceeded.
+  ASSERT_TRUE(jenkins_->WaitFor(
+      [](const auto& s) { return s.completed_builds.size() == static_cast<size_t>(kBuilds); },
+      240s))
+      << jenkins_->StatsJson() << Diagnostics();
+  auto stats = jenkins_->Stats();
+  for (const auto& b : stats.completed_builds) {
+    EXPECT_EQ(b.result, "SUCCESS")
+        << b.job << " #" << b.number << " on " << b.built_on << Diagnostics();
+  }
+  EXPECT_LE(stats.max_nodes_seen, kInstanceCap) << jenkins_->StatsJson() << Diagnostics();
+
+  // Nothing left: no node in Jenkins, no live job of ours in Slurm, every agent ended.
+  EXPECT_TRUE(jenkins_->WaitFor([](const auto& s) { return s.nodes.empty(); }, 60s))
+      << jenkins_->StatsJson() << Diagnostics();
+  auto deadline = std::chrono::steady_clock::now() + 60s;
+  std::vector<slurm::JobInfo> live = LiveTaggedJobs();
+  while (!live.empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(500ms);
+    live = LiveTaggedJobs();
+  }
+  std::string live_text;
+  for (const slurm::JobInfo& j : live)
+    live_text += j.name + " (job " + std::to_string(j.job_id) + ") ";
+  EXPECT_TRUE(live.empty()) << "live Slurm jobs of instance " << instance_ << ": " << live_text
+                            << Diagnostics();
+
+  nlohmann::json agents;
+  deadline = std::chrono::steady_clock::now() + 60s;
+  for (;;) {
+    auto body = Get("/api/v1/agents?all=true&limit=1000");
+    ASSERT_TRUE(body && !body->is_discarded()) << "GET /api/v1/agents failed" << Diagnostics();
+    agents = (*body)["agents"];
+    bool all_final = true;
+    for (const auto& a : agents) {
+      all_final = all_final && (a["phase"] == "done" || a["phase"] == "failed");
+    }
+    if (all_final || std::chrono::steady_clock::now() > deadline) break;
+    std::this_thread::sleep_for(300ms);
+  }
+  EXPECT_GE(agents.size(), static_cast<size_t>(kBuilds)) << agents.dump(2) << Diagnostics();
+  int builds_on_agents = 0;
+  for (const auto& a : agents) {
+    EXPECT_TRUE(a["phase"] == "done" || a["phase"] == "failed")
+        << a.value("name", "") << " is " << a.value("phase", "") << Diagnostics();
+    builds_on_agents += a.value("builds", 0);
+  }
+  EXPECT_EQ(builds_on_agents, kBuilds) << agents.dump(2) << Diagnostics();
+
+  // The CLI shows them.
+  auto [agents_rc, agents_out] = RunCli("agents --all --limit 1000");
+  EXPECT_EQ(agents_rc, 0) << agents_out;
+  EXPECT_NE(agents_out.find("AGENT"), std::string::npos) << agents_out;
+  auto [live_rc, live_out] = RunCli("agents");
+  EXPECT_EQ(live_rc, 0) << live_out;
+  EXPECT_NE(live_out.find("no live agents"), std::string::npos) << live_out;
+  auto [act_rc, act_out] = RunCli("activities --limit 1000");
+  EXPECT_EQ(act_rc, 0) << act_out;
+  for (const auto& a : agents) {
+    const std::string name = a.value("name", "");
+    EXPECT_NE(agents_out.find(name), std::string::npos) << name << " missing in:\n" << agents_out;
+    EXPECT_NE(act_out.find(name), std::string::npos) << name << " missing in:\n" << act_out;
+  }
+  EXPECT_NE(act_out.find("connected"), std::string::npos) << act_out;
+  EXPECT_NE(act_out.find("ended"), std::string::npos) << act_out;
+  std::cout << "$ slurmfleet agents --all\n" << agents_out;
+
+  // A SIGTERM after all that drains and exits 0.
+  kill(pid_, SIGTERM);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status << Diagnostics();
+  std::cout << kKills << " kills, " << starts_ << " starts; " << stats.nodes_created
+            << " nodes created, at most " << stats.max_nodes_seen << " at once; " << agents.size()
+            << " agents; "
+            << std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() -
+                                                                began)
+                   .count()
+            << " s\n";
+}
+
+}  // namespace
+}  // namespace slurmfleet
