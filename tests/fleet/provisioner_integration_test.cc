@@ -129,6 +129,7 @@ class ProvisionerIntegrationTest : public ::testing::Test {
     ProvisionerOptions po;
     po.instance = instance_;
     po.interval = 300ms;
+    po.unused_agent_limit = 20s;
     auto p = Provisioner::Create(*jenkins_client_, *templates_, *store_, clock_, targets, po);
     ASSERT_TRUE(p) << p.error().ToString();
     provisioner_ = std::move(*p);
@@ -378,6 +379,25 @@ TEST_F(ProvisionerIntegrationTest, RestartedMidFlightLeaksNothing) {
   ASSERT_TRUE(jenkins_->WaitFor([](const auto& s) { return s.completed_builds.size() == 4; }, 180s))
       << AllEvents();
   ExpectNothingLeft();
+}
+
+TEST_F(ProvisionerIntegrationTest, AJenkinsRestartIsNoticedAndLeavesNothingBehind) {
+  Start(Cloud("tb", 4, Template("cpu", "linux")));
+  jenkins_->EnqueueFreestyle("long", "linux", 30s);
+  jenkins_->EnqueueFreestyle("long", "linux", 30s);
+  ASSERT_TRUE(jenkins_->WaitFor([](const auto& s) { return s.running_builds.size() == 2; }, 60s))
+      << AllEvents();
+  jenkins_->Restart();  // new session; agents dropped; the running freestyle builds are lost
+  auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (AllEvents().find("Jenkins restarted") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(200ms);
+  }
+  EXPECT_NE(AllEvents().find("Jenkins restarted"), std::string::npos) << AllEvents();
+  // The agents reconnect (remoting retries) and their builds are gone: one-shot agents end, the
+  // one whose build came and went between two polls once no build came for it in time.
+  ExpectNothingLeft(90s);
+  for (const Agent& a : Agents()) EXPECT_LE(a.builds, 1) << a.name;
 }
 
 }  // namespace
