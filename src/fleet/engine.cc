@@ -120,6 +120,38 @@ Result<store::Submission> Engine::AddIntent(std::string key, const std::string& 
   return s;
 }
 
+std::vector<Result<store::Submission>> Engine::AddIntents(const std::vector<Intent>& intents) {
+  std::vector<store::Submission> subs;
+  for (const Intent& i : intents) {
+    if (i.key.empty() || !ValidateTagPart("submission key", i.key)) break;
+    store::Submission s;
+    s.key = i.key;
+    s.kind = i.kind;
+    s.cloud = options_.cloud;
+    s.owner = i.owner;
+    s.request_json = slurm::EncodeRequest(i.request);
+    s.phase = Phase::kIntent;
+    subs.push_back(std::move(s));
+  }
+  std::vector<Result<store::Submission>> out;
+  if (subs.size() == intents.size() && !subs.empty()) {
+    std::vector<store::Submission*> batch;
+    for (store::Submission& s : subs) batch.push_back(&s);
+    if (store_.AddMany(batch)) {
+      {
+        std::lock_guard lock(inbox_mu_);
+        for (const store::Submission& s : subs) inbox_.insert(s.key);
+      }
+      Wake();
+      for (store::Submission& s : subs) out.emplace_back(std::move(s));
+      return out;
+    }
+  }
+  // a key exists already (a retry after a restart) or is invalid: one by one, idempotently
+  for (const Intent& i : intents) out.push_back(AddIntent(i.key, i.kind, i.owner, i.request));
+  return out;
+}
+
 Status Engine::RequestCancel(const std::string& key) {
   for (int attempt = 0; attempt < 5; ++attempt) {
     Result<store::Submission> s = store_.Get(key);
@@ -159,7 +191,9 @@ void Engine::TakeInbox() {
 
 void Engine::Save(store::Submission& s, const std::string& type, const std::string& message) {
   for (int attempt = 0; attempt < 3; ++attempt) {
-    Status saved = store_.Update(s, store::Event{0, s.key, 0, type, message});
+    std::optional<store::Event> event;
+    if (!type.empty()) event = store::Event{0, s.key, 0, type, message};
+    Status saved = store_.Update(s, event);
     if (saved) return;
     if (saved.error().code != Code::kConflict) return;  // the store reports its own failures
     // another thread set cancel_requested: keep our fields, take theirs
@@ -191,6 +225,9 @@ bool Engine::NeedFullList(int64_t now) const {
 PassStats Engine::Tick() {
   PassStats stats;
   TakeInbox();
+  // New intents go out first: a POST needs nothing from this pass's job list, which can keep
+  // slurmrestd busy for hundreds of milliseconds on a large cluster.
+  SubmitIntents(stats);
   const int64_t poll_started = Now();
   if (NeedFullList(poll_started)) {
     FullTrack(stats, poll_started);
@@ -201,6 +238,7 @@ PassStats Engine::Tick() {
     LightTrack(stats);
   }
   CancelRequested(stats);
+  // and what tracking just proved absent goes out again in the same pass
   if (!stats.slurm_error || stats.slurm_error->code == Code::kAuth) SubmitIntents(stats);
   if (!stats.slurm_error && have_full_list_) CollectOrphans(stats, poll_started);
   Retire();
@@ -309,10 +347,15 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
         s.last_seen_at = now;
         PhaseDecision d = DecidePhase(job, s.phase, options_.fail_fast);
         std::string state = slurm::JobStateString(job.state);
-        bool changed = d.phase != s.phase || state != s.slurm_state ||
-                       job.state_reason != s.state_reason ||
-                       (s.sluid.empty() && !job.sluid.empty());
-        if (!changed) continue;
+        const bool changed =
+            d.phase != s.phase || state != s.slurm_state || job.state_reason != s.state_reason;
+        if (!changed) {
+          if (s.sluid.empty() && !job.sluid.empty()) {  // learnt, not an event of the job's
+            s.sluid = job.sluid;
+            changes.emplace_back(&s, std::nullopt);
+          }
+          continue;
+        }
         bool fail_fast = d.phase == Phase::kFailed && job.state.base == slurm::BaseState::kPending;
         s.phase = d.phase;
         s.slurm_state = state;
@@ -341,7 +384,9 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
   }
   if (!changes.empty() && !store_.UpdateMany(changes)) {
     // a cancel request raced us: write one by one, merging theirs
-    for (auto& [sub, event] : changes) Save(*sub, event->type, event->message);
+    for (auto& [sub, event] : changes) {
+      Save(*sub, event ? event->type : "", event ? event->message : "");
+    }
   }
   for (auto& [sub, job] : stuck) {
     // the job would wait forever: take it out of the queue
@@ -437,6 +482,7 @@ void Engine::SubmitIntents(PassStats& stats) {
       sub.job_id = o.result->job_id;
       sub.phase = Phase::kPending;
       sub.slurm_state = "PENDING";
+      sub.state_reason = "None";  // what slurmctld shows until the scheduler has looked at it
       sub.last_seen_at = Now();
       ++stats.submitted;
       event.type = "submitted";

@@ -82,6 +82,16 @@ class Engine {
   Result<store::Submission> AddIntent(std::string key, const std::string& kind,
                                       const std::string& owner, const slurm::JobRequest& request);
 
+  struct Intent {
+    std::string key;
+    std::string kind;
+    std::string owner;
+    slurm::JobRequest request;
+  };
+  // AddIntent for many, recorded in one transaction (one disk sync) when none of the keys exists
+  // yet; otherwise each is added as AddIntent does. One result per intent, in order.
+  std::vector<Result<store::Submission>> AddIntents(const std::vector<Intent>& intents);
+
   // Marks the submission for cancelling; the next pass cancels its job. kNotFound for an unknown
   // key.
   Status RequestCancel(const std::string& key);
@@ -111,6 +121,7 @@ class Engine {
   void SubmitIntents(PassStats& stats);
   void CancelRequested(PassStats& stats);
   void CollectOrphans(PassStats& stats, int64_t poll_started);
+  // Writes `s` with an event of `type` (none when empty), merging a concurrent cancel request.
   void Save(store::Submission& s, const std::string& type, const std::string& message);
   void Retire();
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 
 #include "fleet/agent_plan.h"
@@ -19,6 +21,17 @@ std::string JoinLabels(const std::vector<std::string>& labels) {
   std::string out;
   for (const std::string& l : labels) out += (out.empty() ? "" : " ") + l;
   return out;
+}
+
+// The sequence number that ends an agent's name ({cloud}-{template}-{ms}-{sequence}): stable for
+// the agent, so its rendered job is the same whenever it is rendered.
+uint64_t SequenceOf(const std::string& name) {
+  const size_t dash = name.rfind('-');
+  uint64_t sequence = 0;
+  if (dash != std::string::npos) {
+    std::from_chars(name.data() + dash + 1, name.data() + name.size(), sequence);
+  }
+  return sequence;
 }
 
 std::string JobText(const Agent& a) {
@@ -165,6 +178,10 @@ ProvisionStats Provisioner::Tick() {
       for (jenkins::QueueItem& item : *queue) {
         if (item.WantsExecutor()) wanted.push_back(std::move(item));
       }
+      // Jenkins lists the newest first but serves the oldest first: plan in its order, so each
+      // agent is recorded against the item it will most likely run
+      std::sort(wanted.begin(), wanted.end(),
+                [](const auto& a, const auto& b) { return a.id < b.id; });
       stats.buildable = static_cast<int>(wanted.size());
       if (!wanted.empty()) {
         ResolveLabels(wanted, nodes, snapshot);
@@ -354,7 +371,14 @@ void Provisioner::Launch(const std::vector<jenkins::QueueItem>& items,
     if (!noted_.insert({note.item_id, note.cloud}).second) continue;
     (void)store_.AppendEvent("queue-" + std::to_string(note.item_id), "skipped", note.message);
   }
+  // A wave of items is launched as a batch: its records are written in one transaction before
+  // anything is made, then nodes and renders go one by one (Jenkins answers in about a
+  // millisecond), the Slurm jobs are recorded in one transaction per cloud, and the phase change
+  // in one more: three disk syncs per wave, not four per agent.
   const auto now = clock_.Now();
+  std::vector<Agent> fresh;
+  std::vector<store::Record> records;
+  std::vector<std::string> messages;
   for (const PlannedLaunch& l : plan.launches) {
     const CloudTemplates& cloud = snapshot[l.cloud];
     const TemplateEntry& tmpl = cloud.templates[l.templ];
@@ -375,25 +399,69 @@ void Provisioner::Launch(const std::vector<jenkins::QueueItem>& items,
     for (const PlanItem& p : plan_items) {
       if (p.id == l.item_id && p.label) label_text = p.label->ToString();
     }
-    if (!Save(a, "planned",
-              fmt::format("agent for queue item {} (label '{}') from template {} of cloud {}",
-                          l.item_id, label_text, a.template_name, a.cloud))) {
-      continue;
-    }
-    ++stats.launched;
-    Create(a, snapshot);
-    agents_[a.name] = a;
+    messages.push_back(
+        fmt::format("agent for queue item {} (label '{}') from template {} of cloud {}", l.item_id,
+                    label_text, a.template_name, a.cloud));
+    records.push_back(ToRecord(a, store::Record{}));
+    fresh.push_back(std::move(a));
   }
+  if (fresh.empty()) return;
+  std::vector<std::pair<store::Record*, std::optional<store::Event>>> planned;
+  for (size_t i = 0; i < fresh.size(); ++i) {
+    planned.emplace_back(&records[i], store::Event{0, fresh[i].name, 0, "planned", messages[i]});
+  }
+  if (Status put = store_.PutRecords(planned); !put) {
+    std::lock_guard lock(status_mu_);
+    status_.last_error = "cannot record new agents: " + put.error().ToString();
+    return;
+  }
+  stats.launched += static_cast<int>(fresh.size());
+  for (size_t i = 0; i < fresh.size(); ++i) records_[fresh[i].name] = records[i];
+
+  std::map<std::string, std::vector<size_t>> by_cloud;  // agents whose job is ready to record
+  std::map<std::string, std::vector<Engine::Intent>> intents;
+  for (size_t i = 0; i < fresh.size(); ++i) {
+    std::optional<slurm::JobRequest> request = Prepare(fresh[i], snapshot);
+    if (!request) continue;  // ending, or retried by the next pass from its record
+    by_cloud[fresh[i].cloud].push_back(i);
+    intents[fresh[i].cloud].push_back(
+        {fresh[i].name, "agent", fresh[i].template_name, std::move(*request)});
+  }
+  std::vector<std::pair<store::Record*, std::optional<store::Event>>> launched;
+  std::vector<store::Record> updated(fresh.size());
+  for (auto& [cloud, list] : intents) {
+    std::vector<Result<store::Submission>> recorded = FindCloud(cloud)->engine->AddIntents(list);
+    for (size_t k = 0; k < recorded.size(); ++k) {
+      const size_t i = by_cloud[cloud][k];
+      std::optional<store::Event> event = Launched(fresh[i], recorded[k]);
+      if (!event) continue;  // ended, and saved so
+      updated[i] = ToRecord(fresh[i], records_[fresh[i].name]);
+      launched.emplace_back(&updated[i], event);
+    }
+  }
+  if (!launched.empty()) {
+    if (Status put = store_.PutRecords(launched); put) {
+      for (auto& [record, event] : launched) records_[record->name] = *record;
+    } else {
+      // the jobs are recorded and will run: the next pass finds the agents still "creating",
+      // adopts their nodes and re-records their (identical) jobs idempotently
+      for (Agent& a : fresh) {
+        if (a.phase == AgentPhase::kLaunching) a.phase = AgentPhase::kCreating;
+      }
+    }
+  }
+  for (Agent& a : fresh) agents_[a.name] = std::move(a);
 }
 
-void Provisioner::Create(Agent& agent, const std::vector<CloudTemplates>& snapshot) {
+std::optional<slurm::JobRequest> Provisioner::Prepare(Agent& agent,
+                                                      const std::vector<CloudTemplates>& snapshot) {
   const TemplateEntry* tmpl = FindTemplate(snapshot, agent.cloud, agent.template_name);
   ProvisionerCloud* cloud = FindCloud(agent.cloud);
   if (tmpl == nullptr || cloud == nullptr) {
     EndAgent(agent, true, "failed",
              "template " + agent.template_name + " of cloud " + agent.cloud +
                  " is gone (released or removed from the configuration) before its agent launched");
-    return;
+    return std::nullopt;
   }
   std::string jenkins_url;
   for (const CloudTemplates& c : snapshot) {
@@ -404,31 +472,31 @@ void Provisioner::Create(Agent& agent, const std::vector<CloudTemplates>& snapsh
                                 .jenkins_url = jenkins_url,
                                 .api_version = std::string(cloud->slurm->api_version()),
                                 .agent_secret = Secret(),
-                                .agent_index = sequence_};
+                                .agent_index = SequenceOf(agent.name)};
   if (context.api_version.empty() || context.api_version == "auto") {
     // not connected to slurmrestd yet: rendering needs the version's schema
     if (warned_.insert(agent.name).second) {
       (void)store_.AppendEvent(agent.name, "warn",
                                "waiting for slurmrestd of cloud " + agent.cloud + " to answer");
     }
-    return;
+    return std::nullopt;
   }
   if (!agent.node_created) {
     Result<launch::RenderedJob> draft = launch::Render(tmpl->resolved, context);
     if (!draft) {
       EndAgent(agent, true, "failed", "cannot render the agent's job: " + draft.error().ToString());
-      return;
+      return std::nullopt;
     }
     jenkins::NodeSpec node{
         .name = agent.name,
-        .description = Marker() + "cloud " + agent.cloud + ", template " + agent.template_name +
-                       "; Slurm job pending",
+        .description = Description(agent),
         .remote_fs = draft->remote_fs,
         .labels = JoinLabels(agent.labels),
         .mode = agent.exclusive ? jenkins::NodeMode::kExclusive : jenkins::NodeMode::kNormal,
         .num_executors = 1};
     Status created = jenkins_.CreateNode(node);
     if (!created && created.error().code == Code::kConflict) {
+      // ours from before a crash (recorded after the node was made): adopt it
       Result<jenkins::Computer> existing = jenkins_.GetComputer(agent.name);
       if (existing && existing->description.starts_with(Marker())) created = {};
     }
@@ -440,18 +508,13 @@ void Provisioner::Create(Agent& agent, const std::vector<CloudTemplates>& snapsh
               agent.name, "warn",
               "cannot create the Jenkins node yet: " + created.error().ToString());
         }
-        return;  // the next pass tries again; an unknown outcome is adopted by the marker
+        return std::nullopt;  // the next pass tries again; an unknown outcome is adopted then
       }
       EndAgent(agent, true, "failed",
                "Jenkins refused to create node " + agent.name + ": " + created.error().ToString());
-      return;
+      return std::nullopt;
     }
-    agent.node_created = true;
-    if (!Save(agent, "node",
-              "created Jenkins node " + agent.name + " (labels '" + JoinLabels(agent.labels) +
-                  "')")) {
-      return;
-    }
+    agent.node_created = true;  // recorded with the phase change that follows
   }
   Result<Secret> secret = jenkins_.AgentSecret(agent.name);
   if (!secret) {
@@ -459,23 +522,40 @@ void Provisioner::Create(Agent& agent, const std::vector<CloudTemplates>& snapsh
       EndAgent(agent, true, "failed",
                "cannot read the agent's secret: " + secret.error().ToString());
     }
-    return;
+    return std::nullopt;
   }
   context.agent_secret = std::move(*secret);
   Result<launch::RenderedJob> rendered = launch::Render(tmpl->resolved, context);
   if (!rendered) {
     EndAgent(agent, true, "failed",
              "cannot render the agent's job: " + rendered.error().ToString());
-    return;
+    return std::nullopt;
   }
-  Result<store::Submission> sub =
-      cloud->engine->AddIntent(agent.name, "agent", agent.template_name, rendered->request);
-  if (!sub && sub.error().code != Code::kConflict) {
-    EndAgent(agent, true, "failed", "cannot record the Slurm job: " + sub.error().ToString());
-    return;
+  return std::move(rendered->request);
+}
+
+std::optional<store::Event> Provisioner::Launched(Agent& agent,
+                                                  const Result<store::Submission>& recorded) {
+  // kConflict: recorded by an earlier run with another request (the template changed since):
+  // that submission stands
+  if (!recorded && recorded.error().code != Code::kConflict) {
+    EndAgent(agent, true, "failed", "cannot record the Slurm job: " + recorded.error().ToString());
+    return std::nullopt;
   }
   agent.phase = AgentPhase::kLaunching;
-  Save(agent, "", "");
+  return store::Event{0, agent.name, 0, "node",
+                      "Jenkins node " + agent.name + " (labels '" + JoinLabels(agent.labels) +
+                          "') created and its Slurm job recorded"};
+}
+
+void Provisioner::Create(Agent& agent, const std::vector<CloudTemplates>& snapshot) {
+  std::optional<slurm::JobRequest> request = Prepare(agent, snapshot);
+  if (!request) return;
+  Result<store::Submission> recorded =
+      FindCloud(agent.cloud)->engine->AddIntent(agent.name, "agent", agent.template_name, *request);
+  if (std::optional<store::Event> event = Launched(agent, recorded)) {
+    Save(agent, event->type, event->message);
+  }
 }
 
 void Provisioner::Advance(Agent& agent, const std::map<std::string, jenkins::Computer>& nodes,

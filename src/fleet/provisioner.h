@@ -119,7 +119,14 @@ class Provisioner {
               const std::vector<CloudTemplates>& snapshot, ProvisionStats& stats);
   void Advance(Agent& agent, const std::map<std::string, jenkins::Computer>& nodes,
                const std::vector<CloudTemplates>& snapshot);
-  void Create(Agent& agent, const std::vector<CloudTemplates>& snapshot);
+  // Makes the node (once) and renders the agent's job; nullopt when it cannot yet (tried again
+  // next pass) or failed (the agent is then ending).
+  std::optional<slurm::JobRequest> Prepare(Agent& agent,
+                                           const std::vector<CloudTemplates>& snapshot);
+  // After the job was recorded with the engine: the phase change and its event to save, or
+  // nullopt when the agent failed (and was saved so).
+  std::optional<store::Event> Launched(Agent& agent, const Result<store::Submission>& recorded);
+  void Create(Agent& agent, const std::vector<CloudTemplates>& snapshot);  // Prepare + record
   void Watch(Agent& agent, const jenkins::Computer* node, const store::Submission* sub,
              const std::vector<CloudTemplates>& snapshot);
   void Terminate(Agent& agent);

@@ -259,6 +259,8 @@ struct Store::Impl {
   Result<int64_t> InsertEvent(const std::string& key, int64_t at, std::string_view type,
                               std::string_view message);
   Status UpdateRow(const Submission& s, const std::optional<Event>& event, int64_t now);
+  Status AddRow(const Submission& s, int64_t now);
+  Status PutRecordRow(Record& record, const std::optional<Event>& event, int64_t now);
 
   const std::string path;
   const Clock& clock;
@@ -356,38 +358,55 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, const Clock&
   return std::unique_ptr<Store>(new Store(std::move(impl)));
 }
 
-Status Store::Add(Submission& submission) {
-  std::lock_guard guard(impl_->mu);
-  sqlite::Connection& db = *impl_->conn;
-  const int64_t now = UnixSeconds(impl_->clock);
+Status Store::Impl::AddRow(const Submission& submission, int64_t now) {
   const std::string op = "add submission " + Quoted(submission.key);
-  if (submission.key.empty())
-    return Fail(Code::kInvalidInput, op + ": the key is empty", impl_->path);
-
-  auto tx = sqlite::Transaction::Begin(db, op);
-  if (!tx) return std::unexpected(std::move(tx.error()));
-  {
-    auto insert = db.Prepare(kInsertSubmission, op);
-    if (!insert) return std::unexpected(std::move(insert.error()));
-    BindSubmission(*insert, submission, now, now, 1);
-    if (auto done = insert->Run(); !done) {
-      if (insert->last_rc() == SQLITE_CONSTRAINT_PRIMARYKEY) {
-        return Fail(Code::kConflict, op + ": a submission with that key already exists",
-                    impl_->path);
-      }
-      return done;
+  if (submission.key.empty()) return Fail(Code::kInvalidInput, op + ": the key is empty", path);
+  auto insert = conn->Prepare(kInsertSubmission, op);
+  if (!insert) return std::unexpected(std::move(insert.error()));
+  BindSubmission(*insert, submission, now, now, 1);
+  if (auto done = insert->Run(); !done) {
+    if (insert->last_rc() == SQLITE_CONSTRAINT_PRIMARYKEY) {
+      return Fail(Code::kConflict, op + ": a submission with that key already exists", path);
     }
+    return done;
   }
   std::string message = submission.kind + " for " + Quoted(submission.owner) + " on cloud " +
                         Quoted(submission.cloud);
-  if (auto id = impl_->InsertEvent(submission.key, now, "intent", message); !id) {
+  if (auto id = InsertEvent(submission.key, now, "intent", message); !id) {
     return std::unexpected(std::move(id.error()));
   }
-  if (auto done = tx->Commit(op); !done) return done;
+  return {};
+}
 
-  submission.version = 1;
-  submission.created_at = now;
-  submission.updated_at = now;
+Status Store::Add(Submission& submission) {
+  std::vector<Submission*> one = {&submission};
+  return AddMany(one);
+}
+
+Status Store::AddMany(std::vector<Submission*>& submissions) {
+  if (submissions.empty()) return {};
+  for (size_t i = 0; i < submissions.size(); ++i) {
+    if (submissions[i] == nullptr) {
+      return Fail(Code::kInvalidInput, "add many: item " + std::to_string(i) + " is null",
+                  impl_->path);
+    }
+  }
+  std::lock_guard guard(impl_->mu);
+  const int64_t now = UnixSeconds(impl_->clock);
+  const std::string op = submissions.size() == 1
+                             ? "add submission " + Quoted(submissions[0]->key)
+                             : "add " + std::to_string(submissions.size()) + " submissions";
+  auto tx = sqlite::Transaction::Begin(*impl_->conn, op);
+  if (!tx) return std::unexpected(std::move(tx.error()));
+  for (const Submission* s : submissions) {
+    if (auto added = impl_->AddRow(*s, now); !added) return added;
+  }
+  if (auto done = tx->Commit(op); !done) return done;
+  for (Submission* s : submissions) {
+    s->version = 1;
+    s->created_at = now;
+    s->updated_at = now;
+  }
   return {};
 }
 
@@ -542,20 +561,17 @@ Result<std::optional<std::string>> Store::GetMeta(const std::string& name) const
   return std::optional<std::string>(select->Text(0));
 }
 
-Status Store::PutRecord(Record& record, const std::optional<Event>& event) {
-  std::lock_guard guard(impl_->mu);
-  sqlite::Connection& db = *impl_->conn;
-  const int64_t now = UnixSeconds(impl_->clock);
+// Inside the caller's transaction; sets record's version and times only in memory on success of
+// the row, so the caller commits before trusting them.
+Status Store::Impl::PutRecordRow(Record& record, const std::optional<Event>& event, int64_t now) {
   const std::string op = "put " + record.kind + " " + Quoted(record.name);
   if (record.kind.empty() || record.name.empty()) {
-    return Fail(Code::kInvalidInput, op + ": kind and name must not be empty", impl_->path);
+    return Fail(Code::kInvalidInput, op + ": kind and name must not be empty", path);
   }
-  auto tx = sqlite::Transaction::Begin(db, op);
-  if (!tx) return std::unexpected(std::move(tx.error()));
   const bool insert = record.version == 0;
   const int64_t created_at = insert ? now : record.created_at;
   {
-    auto query = db.Prepare(
+    auto query = conn->Prepare(
         insert ? "INSERT INTO records (kind, name, cloud, active, doc, version, created_at, "
                  "updated_at) VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?7)"
                : "UPDATE records SET cloud = ?3, active = ?4, doc = ?5, version = version + 1, "
@@ -575,32 +591,55 @@ Status Store::PutRecord(Record& record, const std::optional<Event>& event) {
     }
     if (auto done = query->Run(); !done) {
       if (query->last_rc() == SQLITE_CONSTRAINT_PRIMARYKEY) {
-        return Fail(Code::kConflict, op + ": it already exists", impl_->path);
+        return Fail(Code::kConflict, op + ": it already exists", path);
       }
       return done;
     }
   }
-  if (!insert && db.Changes() == 0) {
-    auto exists = GetRecordLocked(record.kind, record.name);
-    if (!exists) return std::unexpected(std::move(exists.error()));
+  if (!insert && conn->Changes() == 0) {
     return Fail(Code::kConflict,
-                op + ": stored version is " + std::to_string(exists->version) + ", not " +
-                    std::to_string(record.version) + "; it changed since it was read",
-                impl_->path);
+                op + ": the stored version is not " + std::to_string(record.version) +
+                    " (or it is gone); it changed since it was read",
+                path);
   }
   if (event) {
-    if (auto id = impl_->InsertEvent(record.name, now, event->type, event->message); !id) {
+    if (auto id = InsertEvent(record.name, now, event->type, event->message); !id) {
       return std::unexpected(std::move(id.error()));
     }
   }
-  if (auto done = tx->Commit(op); !done) return done;
-  record.version = insert ? 1 : record.version + 1;
-  record.created_at = created_at;
-  record.updated_at = now;
   return {};
 }
 
-Result<Record> Store::GetRecordLocked(const std::string& kind, const std::string& name) const {
+Status Store::PutRecord(Record& record, const std::optional<Event>& event) {
+  std::vector<std::pair<Record*, std::optional<Event>>> one = {{&record, event}};
+  return PutRecords(one);
+}
+
+Status Store::PutRecords(std::vector<std::pair<Record*, std::optional<Event>>>& records) {
+  if (records.empty()) return {};
+  std::lock_guard guard(impl_->mu);
+  const int64_t now = UnixSeconds(impl_->clock);
+  const std::string op =
+      records.size() == 1 && records[0].first
+          ? "put " + records[0].first->kind + " " + Quoted(records[0].first->name)
+          : "put " + std::to_string(records.size()) + " records";
+  auto tx = sqlite::Transaction::Begin(*impl_->conn, op);
+  if (!tx) return std::unexpected(std::move(tx.error()));
+  for (auto& [record, event] : records) {
+    if (record == nullptr) return Fail(Code::kInvalidInput, op + ": a record is null", impl_->path);
+    if (auto put = impl_->PutRecordRow(*record, event, now); !put) return put;
+  }
+  if (auto done = tx->Commit(op); !done) return done;
+  for (auto& [record, event] : records) {
+    if (record->version == 0) record->created_at = now;
+    ++record->version;
+    record->updated_at = now;
+  }
+  return {};
+}
+
+Result<Record> Store::GetRecord(const std::string& kind, const std::string& name) const {
+  std::lock_guard guard(impl_->mu);
   const std::string op = "get " + kind + " " + Quoted(name);
   auto select = impl_->conn->Prepare(
       "SELECT kind, name, cloud, active, doc, version, created_at, updated_at FROM records "
@@ -612,11 +651,6 @@ Result<Record> Store::GetRecordLocked(const std::string& kind, const std::string
   if (!row) return std::unexpected(std::move(row.error()));
   if (!*row) return Fail(Code::kNotFound, op + ": there is none", impl_->path);
   return ReadRecord(*select);
-}
-
-Result<Record> Store::GetRecord(const std::string& kind, const std::string& name) const {
-  std::lock_guard guard(impl_->mu);
-  return GetRecordLocked(kind, name);
 }
 
 Result<std::vector<Record>> Store::ListRecords(const std::string& kind, bool active_only) const {

@@ -50,6 +50,10 @@ class Store {
   // Sets version to 1 and created_at/updated_at from the clock. kInvalidInput for an empty key.
   Status Add(Submission& submission);
 
+  // Add for many intents in ONE transaction, all or nothing: on the first failure (kConflict
+  // naming the key that exists) nothing is written and no submission is changed.
+  Status AddMany(std::vector<Submission*>& submissions);
+
   // kNotFound for an unknown key.
   Result<Submission> Get(const std::string& key) const;
 
@@ -90,6 +94,10 @@ class Store {
   // version, created_at and updated_at are set.
   Status PutRecord(Record& record, const std::optional<Event>& event = std::nullopt);
 
+  // PutRecord for many records in ONE transaction, all or nothing: on the first failure nothing
+  // is written and no record is changed. A name may appear at most once.
+  Status PutRecords(std::vector<std::pair<Record*, std::optional<Event>>>& records);
+
   // kNotFound for an unknown kind/name.
   Result<Record> GetRecord(const std::string& kind, const std::string& name) const;
 
@@ -109,7 +117,6 @@ class Store {
 
  private:
   struct Impl;
-  Result<Record> GetRecordLocked(const std::string& kind, const std::string& name) const;
   explicit Store(std::unique_ptr<Impl> impl);
 
   std::unique_ptr<Impl> impl_;

@@ -188,7 +188,9 @@ TEST_F(EngineIntegrationTest, SurvivesSlurmrestdAndSlurmctldRestarts) {
   proxy_->SetUpstreamDown(true);
   ASSERT_TRUE(engine_->AddIntent("during", "job", "t", Held("restart")));
   for (int i = 0; i < 3; ++i) EXPECT_TRUE(engine_->Tick().slurm_error.has_value());
-  EXPECT_EQ(store_->Get("during")->phase, Phase::kIntent);
+  // its POST went out first and got no answer: it is looked for, never sent blindly again
+  EXPECT_EQ(store_->Get("during")->phase, Phase::kSubmitting);
+  EXPECT_EQ(store_->Get("during")->attempts, 1);
   proxy_->SetUpstreamDown(false);
   ASSERT_TRUE(TickUntil([&] { return AllPhase(Phase::kPending); }, 30s));
 

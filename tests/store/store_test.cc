@@ -788,3 +788,68 @@ TEST_F(StoreTest, EmptyPathIsInvalid) {
 
 }  // namespace
 }  // namespace slurmfleet::store
+
+namespace slurmfleet::store {
+namespace {
+
+TEST_F(StoreTest, AddManyIsAllOrNothing) {
+  Submission a = Intent("a"), b = Intent("b");
+  std::vector<Submission*> both = {&a, &b};
+  ASSERT_TRUE(store_->AddMany(both));
+  EXPECT_EQ(a.version, 1);
+  EXPECT_EQ(b.version, 1);
+  EXPECT_EQ(store_->Events("", 0, 0)->size(), 2u);  // one intent event each
+
+  Submission c = Intent("c"), again = Intent("a");
+  std::vector<Submission*> clash = {&c, &again};
+  auto added = store_->AddMany(clash);
+  ASSERT_FALSE(added);
+  EXPECT_EQ(added.error().code, Code::kConflict);
+  EXPECT_NE(added.error().message.find("'a'"), std::string::npos);
+  EXPECT_FALSE(store_->Get("c")) << "rolled back with the clash";
+  EXPECT_EQ(c.version, 0);
+}
+
+TEST_F(StoreTest, RecordsInsertUpdateAndConflict) {
+  Record r{.kind = "agent", .name = "x", .cloud = "c", .doc = R"({"a":1})"};
+  ASSERT_TRUE(store_->PutRecord(r, Event{0, "", 0, "planned", "p"}));
+  EXPECT_EQ(r.version, 1);
+  Record stale = r;
+  r.doc = R"({"a":2})";
+  r.active = false;
+  ASSERT_TRUE(store_->PutRecord(r));
+  EXPECT_EQ(r.version, 2);
+  auto got = store_->GetRecord("agent", "x");
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->doc, R"({"a":2})");
+  EXPECT_FALSE(got->active);
+  EXPECT_EQ(store_->PutRecord(stale).error().code, Code::kConflict);
+  Record dup{.kind = "agent", .name = "x", .cloud = "c", .doc = "{}"};
+  EXPECT_EQ(store_->PutRecord(dup).error().code, Code::kConflict);
+  EXPECT_EQ(store_->GetRecord("agent", "nope").error().code, Code::kNotFound);
+  EXPECT_EQ(store_->ListRecords("agent", true)->size(), 0u);
+  EXPECT_EQ(store_->ListRecords("agent", false)->size(), 1u);
+  auto events = store_->Events("x", 0, 0);
+  ASSERT_EQ(events->size(), 1u);
+  EXPECT_EQ((*events)[0].type, "planned");
+}
+
+TEST_F(StoreTest, PutRecordsIsAllOrNothing) {
+  Record a{.kind = "agent", .name = "a", .cloud = "c", .doc = "{}"};
+  Record b{.kind = "agent", .name = "b", .cloud = "c", .doc = "{}"};
+  std::vector<std::pair<Record*, std::optional<Event>>> both = {{&a, std::nullopt},
+                                                                {&b, std::nullopt}};
+  ASSERT_TRUE(store_->PutRecords(both));
+  Record c{.kind = "agent", .name = "c", .cloud = "c", .doc = "{}"};
+  Record stale_a = a;
+  stale_a.version = 7;
+  std::vector<std::pair<Record*, std::optional<Event>>> clash = {
+      {&c, Event{0, "", 0, "planned", "c"}}, {&stale_a, std::nullopt}};
+  ASSERT_FALSE(store_->PutRecords(clash));
+  EXPECT_FALSE(store_->GetRecord("agent", "c"));
+  EXPECT_EQ(c.version, 0);
+  EXPECT_TRUE(store_->Events("c", 0, 0)->empty());
+}
+
+}  // namespace
+}  // namespace slurmfleet::store
