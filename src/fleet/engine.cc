@@ -210,14 +210,19 @@ bool Engine::NeedFullList(int64_t now) const {
   // jobs): at most one per second per thousand jobs in the last one.
   const int64_t since = now - full_list_at_;
   if (since < static_cast<int64_t>(last_full_list_jobs_ / 1000)) return false;
-  if (details_wanted_) return true;
+  if (details_wanted_ && now >= details_due_at_) return true;
   if (since >= static_cast<int64_t>(options_.full_list_interval.count())) return true;
   const bool pending_due =
       since >= static_cast<int64_t>(options_.pending_full_list_interval.count());
   for (const auto& [key, s] : active_) {
     if (s.phase == Phase::kSubmitting) return true;  // only the full list shows tags
-    if (s.phase == Phase::kPending && pending_due)
-      return true;  // reasons are only in the full list
+    // reasons are only in the full list; a job submitted moments ago has none worth a full list
+    // yet, and slurmctld is busy starting it
+    if (s.phase == Phase::kPending && pending_due &&
+        now - s.submit_sent_at >=
+            static_cast<int64_t>(options_.pending_full_list_interval.count())) {
+      return true;
+    }
   }
   return false;
 }
@@ -256,6 +261,7 @@ void Engine::FullTrack(PassStats& stats, int64_t poll_started) {
   stats.full_list = true;
   cursor_ = snapshot->last_update;
   details_wanted_ = false;
+  details_due_at_ = 0;
   Track(stats, *snapshot, poll_started);
 }
 
@@ -275,13 +281,20 @@ void Engine::LightTrack(PassStats& stats) {
   stats.tracking_requests = 1;
   std::map<uint32_t, const slurm::JobState*> by_id;
   for (const slurm::JobStateEntry& e : *states) by_id.emplace(e.job_id, &e.state);
-  // A changed or vanished job: the next pass takes the full list, which has the reason, the exit
-  // code and the nodes to record with the change.
+  // A changed or vanished job: a later pass takes the full list, which has the reason, the exit
+  // code and the nodes to record with the change. An end is wanted at once; a job that just
+  // started waits a moment, because slurmctld is busy launching its steps and a full list holds
+  // its job lock for as long as it takes to render every job.
+  const int64_t now = Now();
   for (const auto& [key, s] : active_) {
     if (!s.job_id) continue;
     auto it = by_id.find(*s.job_id);
-    if (it == by_id.end() || slurm::JobStateString(*it->second) != s.slurm_state)
-      details_wanted_ = true;
+    if (it != by_id.end() && slurm::JobStateString(*it->second) == s.slurm_state) continue;
+    const bool live = it != by_id.end() && Live(*it->second);
+    const int64_t due =
+        live ? now + static_cast<int64_t>(options_.start_details_delay.count()) : now;
+    details_due_at_ = details_wanted_ ? std::min(details_due_at_, due) : due;
+    details_wanted_ = true;
   }
 }
 

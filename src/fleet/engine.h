@@ -52,6 +52,9 @@ struct EngineOptions {
   size_t max_ids_per_state_query = 256;
   // ... and this often while a job is pending, whose reason may say it can never start.
   std::chrono::seconds pending_full_list_interval{5};
+  // A job seen to start (by jobs/state) has its details fetched this much later, not while
+  // slurmctld is still launching it; an end is fetched at once.
+  std::chrono::seconds start_details_delay{2};
   size_t max_submits_per_pass = 256;
   // Submit POSTs in flight at once (the Client must then be thread-safe; RestClient is).
   size_t submit_concurrency = 4;
@@ -139,7 +142,8 @@ class Engine {
   std::set<uint32_t> orphans_cancelled_;  // orphan jobs already cancelled (or refused): never again
   int64_t full_list_at_ = 0;
   bool have_full_list_ = false;
-  bool details_wanted_ = false;     // jobs/state saw a change: take the full list next pass
+  bool details_wanted_ = false;     // jobs/state saw a change: take the full list ...
+  int64_t details_due_at_ = 0;      // ... from then on (unix seconds)
   size_t last_full_list_jobs_ = 0;  // how many jobs the last full list held
   std::map<std::string, int64_t>
       cancel_sent_at_;  // by key: no second cancel while Slurm catches up

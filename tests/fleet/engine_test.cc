@@ -30,7 +30,8 @@ class EngineTest : public ::testing::Test {
     o.lost_grace = 60s;
     o.orphan_grace = 60s;
     o.absence_margin = 45s;
-    o.submit_concurrency = 1;  // the fake is not thread-safe
+    o.submit_concurrency = 1;    // the fake is not thread-safe
+    o.start_details_delay = 0s;  // StartDetailsWaitAMoment covers the delay
     auto e = Engine::Create(*store_, slurm_, clock_, o);
     EXPECT_TRUE(e) << e.error().ToString();
     return std::move(*e);
@@ -190,6 +191,28 @@ TEST_F(EngineTest, StateChangesBecomeEventsAndTheEndIsRecorded) {
   EXPECT_EQ(types, (std::vector<std::string>{"intent", "submitting", "submitted", "state", "state",
                                              "finished"}))
       << messages;
+}
+
+TEST_F(EngineTest, StartDetailsWaitAMomentButAnEndIsFetchedAtOnce) {
+  EngineOptions o = engine_->options();
+  o.start_details_delay = 2s;
+  engine_ = Engine::Create(*store_, slurm_, clock_, o).value();
+  std::string key = Add("run-11");
+  engine_->Tick();
+  uint32_t id = *Get(key).job_id;
+  slurm_.SetState(id, {"RUNNING"});
+  const int lists = slurm_.list_calls;
+  engine_->Tick();  // jobs/state sees the start
+  engine_->Tick();
+  EXPECT_EQ(slurm_.list_calls, lists) << "no full list while slurmctld launches the job";
+  EXPECT_EQ(Get(key).phase, Phase::kPending);
+  Advance(2s);
+  engine_->Tick();
+  EXPECT_EQ(Get(key).phase, Phase::kRunning);
+  slurm_.SetState(id, {"COMPLETED"});
+  engine_->Tick();
+  engine_->Tick();
+  EXPECT_EQ(Get(key).phase, Phase::kSucceeded);
 }
 
 TEST_F(EngineTest, VanishedJobIsLostOnlyAfterTheGracePeriod) {

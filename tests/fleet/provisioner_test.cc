@@ -65,6 +65,7 @@ class ProvisionerTest : public ::testing::Test {
       o.cloud = cloud;
       o.instance = "test";
       o.submit_concurrency = 1;  // the fake Slurm is not thread-safe
+      o.start_details_delay = 0s;
       FakeSlurmClient& slurm = std::string(cloud) == "c1" ? slurm1_ : slurm2_;
       auto e = Engine::Create(*store_, slurm, clock_, o);
       ASSERT_TRUE(e) << e.error().ToString();
