@@ -561,6 +561,14 @@ void Provisioner::Create(Agent& agent, const std::vector<CloudTemplates>& snapsh
 void Provisioner::Advance(Agent& agent, const std::map<std::string, jenkins::Computer>& nodes,
                           const std::vector<CloudTemplates>& snapshot) {
   if (agent.phase == AgentPhase::kCreating) {
+    if (NowMs() - agent.created_ms >= int64_t{agent.timeout_minutes} * 60000) {
+      // slurmrestd (or Jenkins' node API) kept failing: give the capacity back
+      EndAgent(agent, true, "failed",
+               fmt::format("Timeout launching the agent: no Slurm job recorded after {} min",
+                           agent.timeout_minutes));
+      Terminate(agent);
+      return;
+    }
     // `nodes` was read before this pass created the node: watch it from the next pass on
     Create(agent, snapshot);
     return;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,7 @@ class FakeJenkinsClient final : public jenkins::Client {
   }
   Status CreateNode(const jenkins::NodeSpec& spec) override {
     ++create_calls;
+    if (fail_create) return Fail(fail_create->code, fail_create->message, "POST");
     if (nodes.contains(spec.name)) return Fail(Code::kConflict, "already exists", "POST");
     jenkins::Computer c;
     c.name = spec.name;
@@ -135,6 +137,12 @@ class FakeJenkinsClient final : public jenkins::Client {
     c.executors.assign(1, {});
     c.idle = true;
   }
+
+  struct Failure {
+    Code code;
+    std::string message;
+  };
+  std::optional<Failure> fail_create;  // every CreateNode fails so while set
 
   std::string session = "s1";
   bool down = false;

@@ -369,6 +369,20 @@ TEST_F(ProvisionerTest, EphemeralTemplateServesItsLabelAndExpires) {
   EXPECT_TRUE(templates_->Ephemeral().empty());
 }
 
+TEST_F(ProvisionerTest, AnAgentThatCannotBeCreatedGivesItsCapacityBack) {
+  jenkins_.Enqueue("linux");
+  FakeJenkinsClient::Failure refuse{Code::kUnavailable, "connection reset"};
+  jenkins_.fail_create = refuse;  // Jenkins' node API keeps failing
+  Pass();
+  ASSERT_EQ(Agents().size(), 1u);
+  EXPECT_EQ(Agents()[0].phase, AgentPhase::kCreating);
+  Advance(5min);
+  Pass();
+  EXPECT_EQ(Agents()[0].phase, AgentPhase::kFailed);
+  EXPECT_NE(Agents()[0].outcome.find("Timeout launching the agent"), std::string::npos);
+  EXPECT_TRUE(slurm1_.jobs().empty());
+}
+
 TEST_F(ProvisionerTest, QuietingDownStartsNothing) {
   jenkins_.quieting_down = true;
   jenkins_.Enqueue("linux");
