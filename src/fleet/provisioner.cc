@@ -588,6 +588,10 @@ void Provisioner::Advance(Agent& agent, const std::map<std::string, jenkins::Com
     if (described || described.error().code == Code::kNotFound) {
       agent.described = true;
       Save(agent, "", "");
+    } else if (described.error().code == Code::kRejected || described.error().code == Code::kAuth) {
+      agent.described = true;  // no Computer/Configure: the node keeps its first description
+      Save(agent, "warn",
+           "cannot name the Slurm job in the node's description: " + described.error().ToString());
     }
   }
   if (agent.phase != AgentPhase::kTerminating) {
