@@ -391,9 +391,14 @@ std::optional<JenkinsConfig> DecodeJenkins(MapReader& r, DiagnosticSink& sink) {
     j.ephemeral_ttl_seconds = static_cast<int>(*v);
   }
   if (!url) {
-    if (creds.IsDefined()) {
-      sink.Report(creds, "jenkins.credentials", "credentials without jenkins.url",
-                  "set jenkins.url to the Jenkins these credentials are for");
+    // every key beside url is about the Jenkins it names: alone, it would silently do nothing
+    for (const char* key : {"credentials", "tlsVerify", "pollMs", "agentTimeoutMinutes",
+                            "ephemeralTemplateTtlSeconds"}) {
+      if (r.node()[key]) {
+        sink.Report(r.node()[key], std::string("jenkins.") + key,
+                    "has no effect without jenkins.url (no agents are provisioned)",
+                    "set jenkins.url to the Jenkins to provision for, or remove this key");
+      }
     }
     return std::nullopt;
   }

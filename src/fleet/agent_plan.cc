@@ -46,9 +46,14 @@ Plan PlanAgents(std::span<const PlanItem> items, std::vector<PlanExecutor> avail
       PlanCloud& cloud = clouds[c];
       std::optional<size_t> match;
       bool capped = false;
+      std::string backing_off;
       for (size_t t = 0; t < cloud.templates.size(); ++t) {
         const PlanTemplate& tmpl = cloud.templates[t];
         if (!jenkins::MatchesNode(label, tmpl.labels, tmpl.exclusive)) continue;
+        if (tmpl.backing_off) {
+          backing_off = tmpl.name;
+          continue;
+        }
         if (tmpl.instance_cap && tmpl.active >= *tmpl.instance_cap) {
           capped = true;
           continue;
@@ -57,7 +62,11 @@ Plan PlanAgents(std::span<const PlanItem> items, std::vector<PlanExecutor> avail
         break;
       }
       if (!match) {
-        if (capped) {
+        if (!backing_off.empty()) {
+          notes.push_back({item.id, cloud.name,
+                           "template " + backing_off + " of cloud " + cloud.name +
+                               " is backing off after failed launches"});
+        } else if (capped) {
           notes.push_back({item.id, cloud.name,
                            "every template of cloud " + cloud.name + " that serves '" +
                                label.ToString() + "' is at its instanceCap"});

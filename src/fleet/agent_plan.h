@@ -27,6 +27,7 @@ struct PlanTemplate {
   bool exclusive = true;
   std::optional<int> instance_cap;  // unset: only the cloud's maxAgents
   int active = 0;                   // live agents of this template now
+  bool backing_off = false;         // its last launches failed: no new agent for now
 };
 
 struct PlanCloud {

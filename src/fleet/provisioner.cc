@@ -359,7 +359,7 @@ void Provisioner::Launch(const std::vector<jenkins::QueueItem>& items,
       pt.active = per_template[{c.name, t.resolved.name}];
       if (auto b = backoff_.find({c.name, t.resolved.name});
           b != backoff_.end() && b->second.until_ms > NowMs()) {
-        pt.instance_cap = pt.active;  // backing off after failures: no new agent for now
+        pt.backing_off = true;
       }
       pc.templates.push_back(std::move(pt));
     }

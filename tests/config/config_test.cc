@@ -328,3 +328,85 @@ TEST(ConfigTest, LoadConfigSummarisesForOtherCommands) {
 
 }  // namespace
 }  // namespace slurmfleet::config
+
+namespace slurmfleet::config {
+namespace {
+
+std::string WithJenkins(const std::string& jenkins_keys, const std::string& cloud_keys = "") {
+  return "jenkins:\n" + jenkins_keys +
+         "  clouds:\n"
+         "    - slurm:\n"
+         "        name: c\n"
+         "        slurmRestApiUrl: http://127.0.0.1:6820\n"
+         "        credentials: {user: ci, jwtFile: /t}\n" +
+         cloud_keys;
+}
+
+TEST(JenkinsConfigTest, UrlCredentialsAndDefaults) {
+  LoadResult r = LoadConfigText(
+      WithJenkins("  url: http://jenkins:8080\n"
+                  "  credentials: {user: admin, apiTokenFile: /etc/sf/jenkins.token}\n"),
+      "f.yaml", {});
+  ASSERT_TRUE(r.ok()) << testing::PrintToString(Lines(r));
+  ASSERT_TRUE(r.config.jenkins);
+  EXPECT_EQ(r.config.jenkins->url, "http://jenkins:8080/");
+  EXPECT_EQ(r.config.jenkins->credentials.user, "admin");
+  EXPECT_EQ(r.config.jenkins->credentials.api_token_file, "/etc/sf/jenkins.token");
+  EXPECT_EQ(r.config.jenkins->poll_ms, 2000);
+  EXPECT_FALSE(r.config.jenkins->agent_timeout_minutes);
+  EXPECT_EQ(r.config.jenkins->ephemeral_ttl_seconds, 3600);
+  EXPECT_EQ(r.config.clouds[0].jenkins_url, "http://jenkins:8080/")
+      << "a cloud without jenkinsUrl gives its agents jenkins.url";
+}
+
+TEST(JenkinsConfigTest, CloudJenkinsUrlWinsForAgents) {
+  LoadResult r = LoadConfigText(WithJenkins("  url: http://jenkins:8080/\n"
+                                            "  credentials: {user: admin, apiTokenFile: /t}\n",
+                                            "        jenkinsUrl: http://10.0.0.5:8080/jenkins\n"),
+                                "f.yaml", {});
+  ASSERT_TRUE(r.ok()) << testing::PrintToString(Lines(r));
+  EXPECT_EQ(r.config.clouds[0].jenkins_url, "http://10.0.0.5:8080/jenkins/");
+}
+
+TEST(JenkinsConfigTest, MistakesAreNamedWithTheirFix) {
+  auto first = [](const std::string& text) {
+    std::vector<std::string> lines = Lines(LoadConfigText(text, "f.yaml", {}));
+    return lines.empty() ? std::string() : lines.front();
+  };
+  EXPECT_NE(first(WithJenkins("  url: http://j/\n")).find("jenkins.credentials"),
+            std::string::npos);
+  EXPECT_NE(first(WithJenkins("  url: \"\"\n  credentials: {user: a, apiTokenFile: /t}\n"))
+                .find("jenkins.url: must not be empty"),
+            std::string::npos);
+  EXPECT_NE(first(WithJenkins("  url: ftp://j/\n  credentials: {user: a, apiTokenFile: /t}\n"))
+                .find("not an http:// or https:// URL"),
+            std::string::npos);
+  EXPECT_NE(testing::PrintToString(
+                Lines(LoadConfigText(
+                    WithJenkins("  url: http://j/\n  credentials: {user: a, apiToken: x}\n"),
+                    "f.yaml", {})))
+                .find("never written inline"),
+            std::string::npos);
+  EXPECT_NE(first(WithJenkins("  pollMs: 500\n", "        jenkinsUrl: http://j/\n"))
+                .find("jenkins.pollMs: has no effect without jenkins.url"),
+            std::string::npos);
+  EXPECT_NE(first(WithJenkins("")).find("no Jenkins URL for the agents of this cloud"),
+            std::string::npos);
+  EXPECT_NE(first(WithJenkins("  url: http://j/\n  credentials: {user: a, apiTokenFile: /t}\n",
+                              "        jenkinsCredentials: {user: a, apiTokenFile: /t}\n"))
+                .find("move this block to jenkins.credentials"),
+            std::string::npos);
+}
+
+TEST(JenkinsConfigTest, EnvironmentOverridesTheAgentTimeout) {
+  std::vector<Override> env = OverridesFromEnvironment(
+      {{"SLURMFLEET_AGENT_TIMEOUT_MINUTES", "9"}, {"SLURMFLEET_JENKINS_URL", "http://k/"}});
+  LoadResult r = LoadConfigText(
+      WithJenkins("  url: http://j/\n  credentials: {user: a, apiTokenFile: /t}\n"), "f.yaml", env);
+  ASSERT_TRUE(r.ok()) << testing::PrintToString(Lines(r));
+  EXPECT_EQ(r.config.jenkins->agent_timeout_minutes, 9);
+  EXPECT_EQ(r.config.jenkins->url, "http://k/");
+}
+
+}  // namespace
+}  // namespace slurmfleet::config

@@ -13,7 +13,7 @@ PlanItem Item(int64_t id, std::string label, std::string folder = "") {
 
 PlanTemplate Tmpl(std::string name, std::set<std::string> labels, std::optional<int> cap = {},
                   int active = 0, bool exclusive = true) {
-  return PlanTemplate{std::move(name), std::move(labels), exclusive, cap, active};
+  return PlanTemplate{std::move(name), std::move(labels), exclusive, cap, active, false};
 }
 
 PlanCloud Cloud(std::string name, int max_agents, std::vector<PlanTemplate> templates,
@@ -48,6 +48,20 @@ TEST(AgentPlanTest, InstanceCapCountsLiveAgentsAndThisPass) {
   EXPECT_EQ(plan.launches.size(), 2u);  // 1 live + 2 new = instanceCap 3
   ASSERT_FALSE(plan.notes.empty());
   EXPECT_NE(plan.notes[0].message.find("instanceCap"), std::string::npos);
+}
+
+TEST(AgentPlanTest, ABackingOffTemplateLeavesItsItemsToTheNextOne) {
+  std::vector<PlanItem> items = {Item(1, "gpu")};
+  PlanTemplate broken = Tmpl("broken", {"gpu"});
+  broken.backing_off = true;
+  Plan alone = PlanAgents(items, {}, {Cloud("c", 10, {broken})});
+  EXPECT_TRUE(alone.launches.empty());
+  ASSERT_EQ(alone.notes.size(), 1u);
+  EXPECT_NE(alone.notes[0].message.find("template broken of cloud c is backing off"),
+            std::string::npos);
+  Plan next = PlanAgents(items, {}, {Cloud("c", 10, {broken, Tmpl("spare", {"gpu"})})});
+  ASSERT_EQ(next.launches.size(), 1u);
+  EXPECT_EQ(next.launches[0].templ, 1u);
 }
 
 TEST(AgentPlanTest, CloudMaxAgentsCapsAllTemplates) {
