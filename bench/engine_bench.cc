@@ -15,6 +15,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -29,17 +31,20 @@ using Steady = std::chrono::steady_clock;
 
 namespace {
 
-double ThreadCpuMs() {
+// The whole process's CPU time: a pass runs its slurmrestd request on a helper thread, and
+// nothing else runs in this process during a pass.
+double CpuMs() {
   timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-long RssKiB() {
+// "VmRSS" (now) or "VmHWM" (the peak so far), in KiB.
+long StatusKiB(const std::string& field) {
   std::ifstream in("/proc/self/status");
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
+    if (line.rfind(field + ":", 0) == 0) return std::atol(line.c_str() + field.size() + 1);
   }
   return 0;
 }
@@ -60,6 +65,36 @@ slurm::JobRequest Held(const std::string& name) {
   return r;
 }
 
+// Notes when the first GET leaves after Arm(): the tracking request that ends a pass's
+// submitting.
+class MarkingTransport final : public slurm::Transport {
+ public:
+  explicit MarkingTransport(slurm::Transport& inner) : inner_(inner) {}
+  Result<slurm::HttpResponse> Send(const slurm::HttpRequest& request) override {
+    if (request.method == "GET") {
+      std::lock_guard lock(mu_);
+      if (armed_ && !first_get_) first_get_ = Steady::now();
+    }
+    return inner_.Send(request);
+  }
+  void Arm() {
+    std::lock_guard lock(mu_);
+    armed_ = true;
+    first_get_.reset();
+  }
+  std::optional<Steady::time_point> FirstGet() {
+    std::lock_guard lock(mu_);
+    armed_ = false;
+    return first_get_;
+  }
+
+ private:
+  slurm::Transport& inner_;
+  std::mutex mu_;
+  bool armed_ = false;
+  std::optional<Steady::time_point> first_get_;  // guarded by mu_
+};
+
 int Die(const std::string& why) {
   std::cerr << "engine_bench: " << why << "\n";
   return 1;
@@ -68,7 +103,7 @@ int Die(const std::string& why) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int jobs = 2000, passes = 5, raw_threads = 4;
+  int jobs = 2000, passes = 5, raw_threads = 0;  // 0: as many as the engine
   bool keep = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -90,6 +125,7 @@ int main(int argc, char** argv) {
     return Die("set SLURMRESTD_URL and SLURM_JWT_KEY (eval \"$(testbed/testbed.sh env)\")");
   std::string user = user_env ? user_env : "ci";
 
+  const long rss_at_start = StatusKiB("VmRSS");
   SystemClock clock;
   slurm::TransportOptions t;
   t.base_url = url;
@@ -100,7 +136,8 @@ int main(int argc, char** argv) {
   auth::MintingTokenSource tokens(key, user, clock);
   slurm::RestClientOptions ro;
   ro.api_version = "v0.0.45";
-  auto client = slurm::RestClient::Connect(**transport, tokens, ro);
+  MarkingTransport marking(**transport);
+  auto client = slurm::RestClient::Connect(marking, tokens, ro);
   if (!client) return Die(client.error().ToString());
 
   std::mt19937_64 rng{std::random_device{}()};
@@ -112,49 +149,63 @@ int main(int argc, char** argv) {
   eo.cloud = "bench";
   eo.instance = instance;
   eo.max_submits_per_pass = static_cast<size_t>(jobs);
+  if (raw_threads <= 0) raw_threads = static_cast<int>(eo.submit_concurrency);
   auto engine = fleet::Engine::Create(**store, **client, clock, eo);
   if (!engine) return Die(engine.error().ToString());
 
-  // 1. submit throughput: the engine (intents recorded, then one pass sends them all) ...
+  // 1. submit throughput, in alternating rounds so that both arms meet the same range of
+  // slurmctld load: the engine (intents recorded, then one pass sends them; its time ends when
+  // that pass's tracking request leaves, after every outcome is recorded) ...
   (*engine)->Tick();  // the first pass takes the full job list; not part of submitting
-  for (int i = 0; i < jobs; ++i) {
-    if (auto s = (*engine)->AddIntent("", "job", "bench", Held("bench-" + instance)); !s)
-      return Die(s.error().ToString());
-  }
-  auto t0 = Steady::now();
-  fleet::PassStats first = (*engine)->Tick();
-  double engine_s = std::chrono::duration<double>(Steady::now() - t0).count();
-  if (first.submitted != jobs)
-    return Die(fmt::format("engine submitted {} of {}", first.submitted, jobs));
-
-  // ... against raw concurrent POSTs of the same body, without any bookkeeping
   std::string body =
       slurm::EncodeSubmit(*slurm::FindDialect("v0.0.45"),
                           std::vector<slurm::JobRequest>{Held("bench-raw-" + instance)}, false)
           .dump();
-  int raw_jobs = std::min(jobs, 1000);
-  std::atomic<int> next{0}, failures{0};
   auto token = tokens.Get();
   if (!token) return Die(token.error().ToString());
-  t0 = Steady::now();
-  std::vector<std::thread> posters;
-  for (int k = 0; k < raw_threads; ++k) {
-    posters.emplace_back([&] {
-      while (next.fetch_add(1) < raw_jobs) {
-        auto r = (*transport)->Send({"POST", "/slurm/v0.0.45/job/submit", body, token->jwt});
-        if (!r || r->status != 200) ++failures;
-      }
-    });
+  const int rounds = std::max(1, jobs / 1000);
+  const int raw_per_round = std::max(1, std::min(jobs / rounds, 200));
+  double engine_s = 0, raw_s = 0;
+  int raw_jobs = 0;
+  std::atomic<int> failures{0};
+  for (int round = 0; round < rounds; ++round) {
+    const int n = jobs / rounds + (round < jobs % rounds ? 1 : 0);
+    for (int i = 0; i < n; ++i) {
+      if (auto s = (*engine)->AddIntent("", "job", "bench", Held("bench-" + instance)); !s)
+        return Die(s.error().ToString());
+    }
+    marking.Arm();
+    auto t0 = Steady::now();
+    fleet::PassStats pass = (*engine)->Tick();
+    std::optional<Steady::time_point> tracked = marking.FirstGet();
+    engine_s += std::chrono::duration<double>(tracked.value_or(Steady::now()) - t0).count();
+    if (pass.submitted != n)
+      return Die(fmt::format("engine submitted {} of {}", pass.submitted, n));
+
+    // ... against raw concurrent POSTs of the same body, without any bookkeeping
+    std::atomic<int> next{0};
+    t0 = Steady::now();
+    std::vector<std::thread> posters;
+    for (int k = 0; k < raw_threads; ++k) {
+      posters.emplace_back([&] {
+        while (next.fetch_add(1) < raw_per_round) {
+          auto r = (*transport)->Send({"POST", "/slurm/v0.0.45/job/submit", body, token->jwt});
+          if (!r || r->status != 200) ++failures;
+        }
+      });
+    }
+    for (std::thread& p : posters) p.join();
+    raw_s += std::chrono::duration<double>(Steady::now() - t0).count();
+    raw_jobs += raw_per_round;
   }
-  for (std::thread& p : posters) p.join();
-  double raw_s = std::chrono::duration<double>(Steady::now() - t0).count();
   double engine_rate = jobs / engine_s, raw_rate = raw_jobs / raw_s;
   std::cout << fmt::format(
-      "submit: engine {:.0f} jobs/s ({} jobs in one pass: intents marked in one transaction "
-      "before any POST, {} POSTs in flight, outcomes in one transaction)\n",
-      engine_rate, jobs, eo.submit_concurrency);
-  std::cout << fmt::format("        raw    {:.0f} jobs/s ({} POSTs over {} threads, {} failed)\n",
-                           raw_rate, raw_jobs, raw_threads, failures.load());
+      "submit: engine {:.0f} jobs/s ({} jobs in {} passes: intents marked in one transaction "
+      "per pass before any POST, {} POSTs in flight, outcomes in one transaction)\n",
+      engine_rate, jobs, rounds, eo.submit_concurrency);
+  std::cout << fmt::format(
+      "        raw    {:.0f} jobs/s ({} POSTs over {} threads, {} per round, {} failed)\n",
+      raw_rate, raw_jobs, raw_threads, raw_per_round, failures.load());
   std::cout << fmt::format("        ratio engine/raw = {:.2f}\n", engine_rate / raw_rate);
 
   // 2. tracking passes over every job, as the engine chooses them: light ones (jobs/state of our
@@ -163,16 +214,16 @@ int main(int argc, char** argv) {
   uint64_t requests = 0;
   {
     // the pass after submitting takes the full list, to record the new jobs' details
-    double c0 = ThreadCpuMs();
+    double c0 = CpuMs();
     fleet::PassStats s = (*engine)->Tick();
-    (s.full_list ? full_cpu : light_cpu).push_back(ThreadCpuMs() - c0);
+    (s.full_list ? full_cpu : light_cpu).push_back(CpuMs() - c0);
   }
   for (int p = 0; p < passes; ++p) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1100));
     uint64_t before = (*client)->requests_sent();
-    double c0 = ThreadCpuMs();
+    double c0 = CpuMs();
     fleet::PassStats s = (*engine)->Tick();
-    (s.full_list ? full_cpu : light_cpu).push_back(ThreadCpuMs() - c0);
+    (s.full_list ? full_cpu : light_cpu).push_back(CpuMs() - c0);
     requests += (*client)->requests_sent() - before;
     if (s.slurm_error) return Die("a pass failed: " + s.slurm_error->ToString());
     if (s.tracking_requests != 1) return Die("a pass did not make exactly one tracking request");
@@ -186,8 +237,10 @@ int main(int argc, char** argv) {
                            light_cpu.size(), Median(light_cpu));
   std::cout << fmt::format("  full pass (job list)   : {} passes, {:.2f} ms CPU (median)\n",
                            full_cpu.size(), Median(full_cpu));
-  std::cout << fmt::format("  RSS {:.1f} MiB (this process: engine, store, client)\n",
-                           RssKiB() / 1024.0);
+  std::cout << fmt::format(
+      "  RSS {:.1f} MiB after the passes, peak {:.1f} MiB (this process: engine, store, client; "
+      "{:.1f} MiB before the engine was made)\n",
+      StatusKiB("VmRSS") / 1024.0, StatusKiB("VmHWM") / 1024.0, rss_at_start / 1024.0);
 
   if (!keep) {
     // one DELETE with filters cancels every job of this run

@@ -250,8 +250,34 @@ PassStats Engine::Tick() {
   return stats;
 }
 
+template <typename Request>
+std::invoke_result_t<Request&> Engine::WhileServingIntents(PassStats& stats, Request request) {
+  std::optional<std::invoke_result_t<Request&>> answer;  // guarded by inbox_mu_
+  std::thread helper([&] {
+    auto result = request();
+    std::lock_guard lock(inbox_mu_);
+    answer.emplace(std::move(result));
+    wake_.notify_all();
+  });
+  std::unique_lock lock(inbox_mu_);
+  while (true) {
+    wake_.wait(lock, [&] { return answer.has_value() || !inbox_.empty(); });
+    if (answer) break;
+    lock.unlock();
+    TakeInbox();
+    SubmitIntents(stats);
+    lock.lock();
+  }
+  lock.unlock();
+  helper.join();
+  return std::move(*answer);
+}
+
 void Engine::FullTrack(PassStats& stats, int64_t poll_started) {
-  Result<slurm::JobsSnapshot> snapshot = slurm_.JobsChangedSince(cursor_);
+  // Jobs submitted while the list is taken are missing from it; Track() allows for that (a job is
+  // lost only when unseen for lost_grace, absent only when listed long after its POST).
+  Result<slurm::JobsSnapshot> snapshot =
+      WhileServingIntents(stats, [&] { return slurm_.JobsChangedSince(cursor_); });
   if (!snapshot) {
     stats.slurm_error = snapshot.error();
     return;
@@ -271,9 +297,12 @@ void Engine::LightTrack(PassStats& stats) {
     if (s.job_id) ids.push_back(*s.job_id);
   }
   if (ids.empty()) return;
+  const std::set<uint32_t> asked(ids.begin(), ids.end());
   // slurmctld refuses a long id list; past a few hundred, every job's state is the cheaper ask
-  Result<std::vector<slurm::JobStateEntry>> states =
-      ids.size() > options_.max_ids_per_state_query ? slurm_.AllJobStates() : slurm_.JobStates(ids);
+  Result<std::vector<slurm::JobStateEntry>> states = WhileServingIntents(stats, [&] {
+    return ids.size() > options_.max_ids_per_state_query ? slurm_.AllJobStates()
+                                                         : slurm_.JobStates(ids);
+  });
   if (!states) {
     stats.slurm_error = states.error();
     return;
@@ -287,7 +316,7 @@ void Engine::LightTrack(PassStats& stats) {
   // its job lock for as long as it takes to render every job.
   const int64_t now = Now();
   for (const auto& [key, s] : active_) {
-    if (!s.job_id) continue;
+    if (!s.job_id || !asked.contains(*s.job_id)) continue;  // submitted during the request
     auto it = by_id.find(*s.job_id);
     if (it != by_id.end() && slurm::JobStateString(*it->second) == s.slurm_state) continue;
     const bool live = it != by_id.end() && Live(*it->second);

@@ -22,6 +22,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <type_traits>
 
 #include "base/clock.h"
 #include "base/error.h"
@@ -57,7 +58,9 @@ struct EngineOptions {
   std::chrono::seconds start_details_delay{2};
   size_t max_submits_per_pass = 256;
   // Submit POSTs in flight at once (the Client must then be thread-safe; RestClient is).
-  size_t submit_concurrency = 4;
+  // slurmctld takes them one at a time, but a wave of agents then leaves together instead of
+  // in rounds of round trips.
+  size_t submit_concurrency = 16;
   FailFastPolicy fail_fast;
 };
 
@@ -122,6 +125,11 @@ class Engine {
   void FullTrack(PassStats& stats, int64_t poll_started);  // the whole job list
   void LightTrack(PassStats& stats);                       // jobs/state of our jobs
   void SubmitIntents(PassStats& stats);
+  // Runs `request` (one slurmrestd call) on a helper thread and returns its answer. Meanwhile this
+  // thread sends the intents that arrive, so a slow job list (seconds, on a big cluster) never
+  // holds a POST back.
+  template <typename Request>
+  std::invoke_result_t<Request&> WhileServingIntents(PassStats& stats, Request request);
   void CancelRequested(PassStats& stats);
   void CollectOrphans(PassStats& stats, int64_t poll_started);
   // Writes `s` with an event of `type` (none when empty), merging a concurrent cancel request.

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "base/fake_clock.h"
 #include "fleet/fake_slurm_client.h"
 
@@ -73,6 +75,27 @@ class EngineTest : public ::testing::Test {
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<Engine> engine_;
 };
+
+TEST_F(EngineTest, AnIntentArrivingWhileTheJobListIsTakenIsSentBeforeTheListAnswers) {
+  std::string late;
+  bool sent_while_listing = false;
+  slurm_.while_listing = [&] {
+    late = Add("late");
+    for (int i = 0; i < 500 && !sent_while_listing; ++i) {
+      sent_while_listing = Get(late).phase == Phase::kPending;
+      if (!sent_while_listing) std::this_thread::sleep_for(10ms);
+    }
+  };
+  engine_->Tick();  // the first pass takes the full list
+  EXPECT_TRUE(sent_while_listing);
+  EXPECT_EQ(slurm_.submit_calls, 1);
+  store::Submission s = Get(late);
+  EXPECT_EQ(s.phase, Phase::kPending);  // missing from the list taken before its POST: not lost
+  ASSERT_TRUE(s.job_id);
+  Settle();
+  EXPECT_EQ(Get(late).phase, Phase::kPending);
+  EXPECT_EQ(slurm_.submit_calls, 1);
+}
 
 TEST_F(EngineTest, SubmitsAnIntentWithOurTagAndRequeueOff) {
   std::string key = Add("run-7");

@@ -2,7 +2,9 @@
 // test says so (SetState, Forget) or through Submit/Cancel. Not thread-safe.
 #pragma once
 
+#include <functional>
 #include <map>
+#include <utility>
 
 #include "slurm/client.h"
 
@@ -62,6 +64,7 @@ class FakeSlurmClient final : public slurm::Client {
 
   Result<slurm::JobsSnapshot> JobsChangedSince(std::optional<slurm::Seconds> since) override {
     ++list_calls;
+    if (auto hook = std::exchange(while_listing, nullptr)) hook();
     if (unavailable_lists > 0) {
       --unavailable_lists;
       return Fail(Code::kUnavailable, "connection refused", "GET");
@@ -137,6 +140,9 @@ class FakeSlurmClient final : public slurm::Client {
   void Touch() { changed_at_ = std::max(changed_at_ + std::chrono::seconds(1), now); }
 
   slurm::Seconds now{std::chrono::seconds(1'800'000'000)};
+  // Runs once, inside the next JobsChangedSince, before it answers (on the engine's helper
+  // thread): a slow job list with something happening meanwhile.
+  std::function<void()> while_listing;
   int dropped_responses = 0;
   int lost_before_slurm = 0;
   int unavailable_submits = 0;
