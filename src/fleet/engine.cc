@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <random>
 #include <thread>
 
@@ -211,16 +212,25 @@ bool Engine::NeedFullList(int64_t now) const {
   const int64_t since = now - full_list_at_;
   if (since < static_cast<int64_t>(last_full_list_jobs_ / 1000)) return false;
   if (details_wanted_ && now >= details_due_at_) return true;
-  if (since >= static_cast<int64_t>(options_.full_list_interval.count())) return true;
-  const bool pending_due =
-      since >= static_cast<int64_t>(options_.pending_full_list_interval.count());
+  const int64_t pending_interval =
+      static_cast<int64_t>(options_.pending_full_list_interval.count());
+  const int64_t periodic = static_cast<int64_t>(options_.full_list_interval.count());
+  if (since >= periodic) {
+    // A full list holds slurmctld's job lock while it renders every job; taken just after one of
+    // our submits, it can push that job's start to a later scheduling pass. The periodic list
+    // waits while a job of ours is that young, for at most pending_full_list_interval.
+    const bool starting = std::any_of(active_.begin(), active_.end(), [&](const auto& entry) {
+      const store::Submission& s = entry.second;
+      return s.phase == Phase::kPending && now - s.submit_sent_at < pending_interval;
+    });
+    if (!starting || since >= periodic + pending_interval) return true;
+  }
+  const bool pending_due = since >= pending_interval;
   for (const auto& [key, s] : active_) {
     if (s.phase == Phase::kSubmitting) return true;  // only the full list shows tags
     // reasons are only in the full list; a job submitted moments ago has none worth a full list
     // yet, and slurmctld is busy starting it
-    if (s.phase == Phase::kPending && pending_due &&
-        now - s.submit_sent_at >=
-            static_cast<int64_t>(options_.pending_full_list_interval.count())) {
+    if (s.phase == Phase::kPending && pending_due && now - s.submit_sent_at >= pending_interval) {
       return true;
     }
   }
@@ -230,8 +240,10 @@ bool Engine::NeedFullList(int64_t now) const {
 PassStats Engine::Tick() {
   PassStats stats;
   TakeInbox();
-  // New intents go out first: a POST needs nothing from this pass's job list, which can keep
-  // slurmrestd busy for hundreds of milliseconds on a large cluster.
+  // Cancels, then new intents go out first: neither needs this pass's job list, which can keep
+  // slurmrestd busy for hundreds of milliseconds on a large cluster. Cancels go before submits,
+  // so a job replacing an ended one (an agent within its template's cap) never overlaps it.
+  CancelRequested(stats);
   SubmitIntents(stats);
   const int64_t poll_started = Now();
   if (NeedFullList(poll_started)) {
@@ -265,6 +277,7 @@ std::invoke_result_t<Request&> Engine::WhileServingIntents(PassStats& stats, Req
     if (answer) break;
     lock.unlock();
     TakeInbox();
+    CancelRequested(stats);
     SubmitIntents(stats);
     lock.lock();
   }
@@ -486,80 +499,129 @@ void Engine::SubmitIntents(PassStats& stats) {
   }
   if (batch.empty()) return;
 
-  // Persisted before any POST, in one transaction: after a crash or a lost answer we know to
-  // look before sending again.
-  std::vector<std::pair<store::Submission*, std::optional<store::Event>>> marks;
-  for (Outgoing& o : batch) {
-    o.s->phase = Phase::kSubmitting;
-    o.s->attempts += 1;
-    o.s->submit_sent_at = Now();
-    marks.emplace_back(o.s, store::Event{0, o.s->key, 0, "submitting",
-                                         "attempt " + std::to_string(o.s->attempts)});
-  }
-  if (Status saved = store_.UpdateMany(marks); !saved) {
-    // Another thread touched one of them (a cancel request), or the store failed: send nothing
-    // now and start over from the store on the next pass.
-    std::lock_guard lock(inbox_mu_);
-    for (Outgoing& o : batch) inbox_.insert(o.s->key);
-    return;
-  }
-
-  // The POSTs, a few at a time: slurmctld takes them one by one, but the round trips overlap.
+  // Each intent is marked kSubmitting, and persisted, before its POST: after a crash or a lost
+  // answer we know to look before sending again. Marks are written a chunk per transaction; the
+  // senders start on a chunk as soon as it is on disk, and outcomes are recorded while later
+  // POSTs are in flight, so the disk work overlaps the round trips instead of adding to them.
+  const size_t chunk = std::max<size_t>(64, options_.submit_concurrency * 4);
+  std::mutex mu;
+  std::condition_variable progress;
+  size_t marked = 0;                            // guarded by mu: batch[0, marked) may be sent
+  bool marking_failed = false;                  // guarded by mu
+  std::vector<char> sent(batch.size(), 0);      // guarded by mu: result is final
+  std::vector<char> recorded(batch.size(), 0);  // this thread's: outcome written
   std::atomic<size_t> next{0};
   auto send = [&] {
-    for (size_t i = next++; i < batch.size(); i = next++)
+    for (size_t i = next++; i < batch.size(); i = next++) {
+      {
+        std::unique_lock lock(mu);
+        progress.wait(lock, [&] { return i < marked || marking_failed; });
+        if (i >= marked) return;
+      }
       batch[i].result = slurm_.Submit(batch[i].request);
+      {
+        std::lock_guard lock(mu);
+        sent[i] = 1;
+      }
+      progress.notify_all();
+    }
   };
   std::vector<std::thread> senders;
-  size_t helpers = std::min<size_t>(options_.submit_concurrency, batch.size());
-  for (size_t k = 1; k < helpers; ++k) senders.emplace_back(send);
-  send();
-  for (std::thread& t : senders) t.join();
+  const size_t helpers = std::min<size_t>(options_.submit_concurrency, batch.size());
+  for (size_t k = 0; k < helpers; ++k) senders.emplace_back(send);
 
-  std::vector<std::pair<store::Submission*, std::optional<store::Event>>> outcomes;
-  for (Outgoing& o : batch) {
-    store::Submission& sub = *o.s;
-    store::Event event{0, sub.key, 0, "", ""};
-    if (o.result) {
-      sub.job_id = o.result->job_id;
-      sub.phase = Phase::kPending;
-      sub.slurm_state = "PENDING";
-      sub.state_reason = "None";  // what slurmctld shows until the scheduler has looked at it
-      sub.last_seen_at = Now();
-      ++stats.submitted;
-      event.type = "submitted";
-      event.message = "Submitted Slurm job " + std::to_string(o.result->job_id);
-      for (const std::string& w : o.result->warnings) event.message += "; Slurm warns: " + w;
-    } else {
-      const Error& e = o.result.error();
-      switch (e.code) {
-        case Code::kUnknownOutcome:
-          event.type = "warn";
-          event.message = "submit outcome unknown (" + e.message +
-                          "): looking for the job by its tag before any retry";
-          break;
-        case Code::kUnavailable:
-        case Code::kAuth:
-          // provably not accepted: it is safe to send again later
-          sub.phase = Phase::kIntent;
-          stats.slurm_error = e;
-          event.type = "warn";
-          event.message = "not submitted, will retry: " + e.ToString();
-          break;
-        default:
-          sub.phase = Phase::kFailed;
-          sub.failure = e.message;
-          event.type = "failed";
-          event.message = "Slurm refused the job: " + e.message;
-          break;
+  auto record_sent = [&] {
+    std::vector<size_t> ready;
+    {
+      std::lock_guard lock(mu);
+      for (size_t i = 0; i < batch.size(); ++i) {
+        if (sent[i] && !recorded[i]) ready.push_back(i);
       }
     }
-    outcomes.emplace_back(&sub, event);
+    if (ready.empty()) return;
+    std::vector<std::pair<store::Submission*, std::optional<store::Event>>> outcomes;
+    for (size_t i : ready) {
+      recorded[i] = 1;
+      outcomes.emplace_back(batch[i].s, Outcome(*batch[i].s, batch[i].result, stats));
+    }
+    if (Status saved = store_.UpdateMany(outcomes); !saved) {
+      // e.g. a cancel request arrived meanwhile: record one by one, merging theirs
+      for (auto& [sub, event] : outcomes) Save(*sub, event->type, event->message);
+    }
+  };
+
+  for (size_t begin = 0; begin < batch.size(); begin += chunk) {
+    const size_t end = std::min(batch.size(), begin + chunk);
+    std::vector<std::pair<store::Submission*, std::optional<store::Event>>> marks;
+    for (size_t i = begin; i < end; ++i) {
+      store::Submission& sub = *batch[i].s;
+      sub.phase = Phase::kSubmitting;
+      sub.attempts += 1;
+      sub.submit_sent_at = Now();
+      marks.emplace_back(&sub, store::Event{0, sub.key, 0, "submitting",
+                                            "attempt " + std::to_string(sub.attempts)});
+    }
+    if (Status saved = store_.UpdateMany(marks); !saved) {
+      // Another thread touched one of them (a cancel request), or the store failed: send none of
+      // the rest now and start them over from the store on the next pass.
+      {
+        std::lock_guard lock(mu);
+        marking_failed = true;
+      }
+      progress.notify_all();
+      std::lock_guard lock(inbox_mu_);
+      for (size_t i = begin; i < batch.size(); ++i) inbox_.insert(batch[i].s->key);
+      break;
+    }
+    {
+      std::lock_guard lock(mu);
+      marked = end;
+    }
+    progress.notify_all();
+    record_sent();
   }
-  if (Status saved = store_.UpdateMany(outcomes); !saved) {
-    // e.g. a cancel request arrived meanwhile: record one by one, merging theirs
-    for (auto& [sub, event] : outcomes) Save(*sub, event->type, event->message);
+  for (std::thread& t : senders) t.join();
+  record_sent();
+}
+
+store::Event Engine::Outcome(store::Submission& sub, const Result<slurm::SubmitReceipt>& result,
+                             PassStats& stats) {
+  store::Event event{0, sub.key, 0, "", ""};
+  if (result) {
+    sub.job_id = result->job_id;
+    sub.phase = Phase::kPending;
+    sub.slurm_state = "PENDING";
+    sub.state_reason = "None";  // what slurmctld shows until the scheduler has looked at it
+    sub.last_seen_at = Now();
+    ++stats.submitted;
+    event.type = "submitted";
+    event.message = "Submitted Slurm job " + std::to_string(result->job_id);
+    for (const std::string& w : result->warnings) event.message += "; Slurm warns: " + w;
+    return event;
   }
+  const Error& e = result.error();
+  switch (e.code) {
+    case Code::kUnknownOutcome:
+      event.type = "warn";
+      event.message = "submit outcome unknown (" + e.message +
+                      "): looking for the job by its tag before any retry";
+      break;
+    case Code::kUnavailable:
+    case Code::kAuth:
+      // provably not accepted: it is safe to send again later
+      sub.phase = Phase::kIntent;
+      stats.slurm_error = e;
+      event.type = "warn";
+      event.message = "not submitted, will retry: " + e.ToString();
+      break;
+    default:
+      sub.phase = Phase::kFailed;
+      sub.failure = e.message;
+      event.type = "failed";
+      event.message = "Slurm refused the job: " + e.message;
+      break;
+  }
+  return event;
 }
 
 void Engine::CollectOrphans(PassStats& stats, int64_t poll_started) {

@@ -125,9 +125,12 @@ class Engine {
   void FullTrack(PassStats& stats, int64_t poll_started);  // the whole job list
   void LightTrack(PassStats& stats);                       // jobs/state of our jobs
   void SubmitIntents(PassStats& stats);
+  // Applies a submit POST's result to `sub` and returns the event that records it.
+  store::Event Outcome(store::Submission& sub, const Result<slurm::SubmitReceipt>& result,
+                       PassStats& stats);
   // Runs `request` (one slurmrestd call) on a helper thread and returns its answer. Meanwhile this
-  // thread sends the intents that arrive, so a slow job list (seconds, on a big cluster) never
-  // holds a POST back.
+  // thread sends the cancels and intents that arrive, so a slow job list (seconds, on a big
+  // cluster) never holds them back.
   template <typename Request>
   std::invoke_result_t<Request&> WhileServingIntents(PassStats& stats, Request request);
   void CancelRequested(PassStats& stats);

@@ -387,6 +387,28 @@ TEST_F(EngineTest, SteadyPassesAskOnlyForStatesAndAChangeBringsTheFullList) {
   EXPECT_TRUE(engine_->Tick().full_list);  // and at least every full_list_interval
 }
 
+TEST_F(EngineTest, APeriodicFullListWaitsWhileAJobOfOursIsBeingStarted) {
+  std::string first = Add("run-21");
+  Settle();
+  slurm_.SetState(*Get(first).job_id, {"RUNNING"});
+  Settle();
+  ASSERT_EQ(Get(first).phase, Phase::kRunning);
+  Advance(31s);  // the periodic full list is due ...
+  Add("run-22");
+  PassStats submitting = engine_->Tick();
+  EXPECT_EQ(submitting.submitted, 1);
+  EXPECT_FALSE(submitting.full_list);  // ... but not right after our submit
+  Advance(2s);
+  EXPECT_FALSE(engine_->Tick().full_list);
+  Add("run-23");  // a steady stream of young jobs does not put it off for ever
+  Advance(1s);
+  PassStats next = engine_->Tick();
+  EXPECT_EQ(next.submitted, 1);
+  EXPECT_FALSE(next.full_list);
+  Advance(1s);  // periodic interval + pending_full_list_interval
+  EXPECT_TRUE(engine_->Tick().full_list);
+}
+
 TEST_F(EngineTest, ManyTrackedJobsAskForEveryJobsStateInsteadOfALongIdList) {
   for (int i = 0; i < 300; ++i) Add("many-" + std::to_string(i));
   Settle();
