@@ -121,6 +121,37 @@ Result<store::Submission> Engine::AddIntent(std::string key, const std::string& 
   return s;
 }
 
+Status Engine::SubmitNow(
+    const std::vector<Intent>& intents,
+    std::vector<std::pair<store::Record*, std::optional<store::Event>>>& records) {
+  std::vector<store::Submission> subs;
+  for (const Intent& i : intents) {
+    if (Status valid = ValidateTagPart("submission key", i.key); !valid) return valid;
+    store::Submission s;
+    s.key = i.key;
+    s.kind = i.kind;
+    s.cloud = options_.cloud;
+    s.owner = i.owner;
+    s.request_json = slurm::EncodeRequest(i.request);
+    s.phase = Phase::kSubmitting;
+    s.attempts = 1;
+    s.submit_sent_at = Now();
+    subs.push_back(std::move(s));
+  }
+  std::vector<store::Submission*> batch;
+  for (store::Submission& s : subs) batch.push_back(&s);
+  if (Status added = store_.AddMany(batch, records); !added) return added;
+  {
+    std::lock_guard lock(inbox_mu_);
+    for (const store::Submission& s : subs) {
+      inbox_.insert(s.key);
+      send_now_.insert(s.key);
+    }
+  }
+  Wake();
+  return {};
+}
+
 std::vector<Result<store::Submission>> Engine::AddIntents(const std::vector<Intent>& intents) {
   std::vector<store::Submission> subs;
   for (const Intent& i : intents) {
@@ -174,14 +205,16 @@ Status Engine::RequestCancel(const std::string& key) {
 }
 
 void Engine::TakeInbox() {
-  std::set<std::string> keys;
+  std::set<std::string> keys, send_now;
   {
     std::lock_guard lock(inbox_mu_);
     keys.swap(inbox_);
+    send_now.swap(send_now_);
   }
   for (const std::string& key : keys) {
     Result<store::Submission> s = store_.Get(key);
     if (!s || s->cloud != options_.cloud) continue;
+    if (send_now.contains(key) && s->phase == Phase::kSubmitting) premarked_.insert(key);
     if (store::IsTerminal(s->phase)) {
       active_.erase(key);
     } else {
@@ -481,21 +514,40 @@ void Engine::SubmitIntents(PassStats& stats) {
     store::Submission* s;
     slurm::JobRequest request;
     Result<slurm::SubmitReceipt> result = Fail(Code::kInternal, "not sent");
+    int64_t sent_at = 0;
   };
   std::vector<Outgoing> batch;
-  for (auto& [key, s] : active_) {
-    if (batch.size() >= options_.max_submits_per_pass) break;
-    if (s.phase != Phase::kIntent || s.cancel_requested) continue;
+  auto take = [&](store::Submission& s) {
     Result<slurm::JobRequest> request = slurm::DecodeRequest(s.request_json);
     if (!request) {
       s.phase = Phase::kFailed;
       s.failure = "stored request is unreadable: " + request.error().ToString();
       Save(s, "failed", s.failure);
-      continue;
+      return;
     }
     request->comment = TagComment({options_.instance, s.key}, request->comment);
     request->requeue = false;
     batch.push_back({&s, std::move(*request)});
+  };
+  // Those SubmitNow marked go first: they may leave at once.
+  for (auto it = premarked_.begin(); it != premarked_.end();) {
+    if (batch.size() >= options_.max_submits_per_pass) break;
+    auto found = active_.find(*it);
+    it = premarked_.erase(it);
+    if (found == active_.end() || found->second.phase != Phase::kSubmitting) continue;
+    store::Submission& s = found->second;
+    if (s.cancel_requested) {  // never sent: there is nothing to look for
+      s.phase = Phase::kCancelled;
+      s.failure = "cancelled before it was submitted";
+      Save(s, "cancelled", s.failure);
+      continue;
+    }
+    take(s);
+  }
+  const size_t premarked = batch.size();
+  for (auto& [key, s] : active_) {
+    if (batch.size() >= options_.max_submits_per_pass) break;
+    if (s.phase == Phase::kIntent && !s.cancel_requested) take(s);
   }
   if (batch.empty()) return;
 
@@ -506,7 +558,7 @@ void Engine::SubmitIntents(PassStats& stats) {
   const size_t chunk = std::max<size_t>(64, options_.submit_concurrency * 4);
   std::mutex mu;
   std::condition_variable progress;
-  size_t marked = 0;                            // guarded by mu: batch[0, marked) may be sent
+  size_t marked = premarked;                    // guarded by mu: batch[0, marked) may be sent
   bool marking_failed = false;                  // guarded by mu
   std::vector<char> sent(batch.size(), 0);      // guarded by mu: result is final
   std::vector<char> recorded(batch.size(), 0);  // this thread's: outcome written
@@ -518,6 +570,7 @@ void Engine::SubmitIntents(PassStats& stats) {
         progress.wait(lock, [&] { return i < marked || marking_failed; });
         if (i >= marked) return;
       }
+      batch[i].sent_at = Now();
       batch[i].result = slurm_.Submit(batch[i].request);
       {
         std::lock_guard lock(mu);
@@ -542,6 +595,8 @@ void Engine::SubmitIntents(PassStats& stats) {
     std::vector<std::pair<store::Submission*, std::optional<store::Event>>> outcomes;
     for (size_t i : ready) {
       recorded[i] = 1;
+      // the POST's own time, not the mark's: an absence is proven relative to it
+      batch[i].s->submit_sent_at = batch[i].sent_at;
       outcomes.emplace_back(batch[i].s, Outcome(*batch[i].s, batch[i].result, stats));
     }
     if (Status saved = store_.UpdateMany(outcomes); !saved) {
@@ -550,7 +605,7 @@ void Engine::SubmitIntents(PassStats& stats) {
     }
   };
 
-  for (size_t begin = 0; begin < batch.size(); begin += chunk) {
+  for (size_t begin = premarked; begin < batch.size(); begin += chunk) {
     const size_t end = std::min(batch.size(), begin + chunk);
     std::vector<std::pair<store::Submission*, std::optional<store::Event>>> marks;
     for (size_t i = begin; i < end; ++i) {

@@ -98,6 +98,15 @@ class Engine {
   // yet; otherwise each is added as AddIntent does. One result per intent, in order.
   std::vector<Result<store::Submission>> AddIntents(const std::vector<Intent>& intents);
 
+  // For a caller whose intents should leave at once: records them already marked as being
+  // submitted, with the caller's own `records` (written as Store::PutRecords writes them), in ONE
+  // transaction, and wakes the loop to POST them without a disk sync of its own first. After a
+  // crash before the POSTs they are looked up by tag and resent once proven absent, as after any
+  // POST whose outcome is unknown. All or nothing: on failure (kConflict when a key exists,
+  // kInvalidInput for a bad key, store errors) nothing is written.
+  Status SubmitNow(const std::vector<Intent>& intents,
+                   std::vector<std::pair<store::Record*, std::optional<store::Event>>>& records);
+
   // Marks the submission for cancelling; the next pass cancels its job. kNotFound for an unknown
   // key.
   Status RequestCancel(const std::string& key);
@@ -161,7 +170,9 @@ class Engine {
 
   // Keys added or changed by other threads, picked up at the start of a pass.
   mutable std::mutex inbox_mu_;
-  std::set<std::string> inbox_;  // guarded by inbox_mu_
+  std::set<std::string> inbox_;      // guarded by inbox_mu_
+  std::set<std::string> send_now_;   // guarded by inbox_mu_: marked by SubmitNow, not yet taken
+  std::set<std::string> premarked_;  // engine thread: marked by SubmitNow, not yet sent
   std::condition_variable wake_;
   bool woken_ = false;  // guarded by inbox_mu_
   std::atomic<bool> stop_{false};

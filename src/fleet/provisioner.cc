@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <thread>
 
 #include "fleet/agent_plan.h"
 #include "jenkins/label_expression.h"
@@ -371,13 +372,13 @@ void Provisioner::Launch(const std::vector<jenkins::QueueItem>& items,
     if (!noted_.insert({note.item_id, note.cloud}).second) continue;
     (void)store_.AppendEvent("queue-" + std::to_string(note.item_id), "skipped", note.message);
   }
-  // A wave of items is launched as a batch: its records are written in one transaction before
-  // anything is made, then nodes and renders go one by one (Jenkins answers in about a
-  // millisecond), the Slurm jobs are recorded in one transaction per cloud, and the phase change
-  // in one more: three disk syncs per wave, not four per agent.
+  // A wave of items is launched as a batch: nodes are made and secrets read for all of them at
+  // once, then each cloud's agents are recorded with their Slurm jobs, already marked as being
+  // submitted, in one transaction, and the engine sends them at once: one disk sync between the
+  // demand and the POSTs. A crash before that transaction leaves only nodes carrying our marker,
+  // which DeleteStrayNodes removes, while the items are still queued.
   const auto now = clock_.Now();
   std::vector<Agent> fresh;
-  std::vector<store::Record> records;
   std::vector<std::string> messages;
   for (const PlannedLaunch& l : plan.launches) {
     const CloudTemplates& cloud = snapshot[l.cloud];
@@ -402,59 +403,75 @@ void Provisioner::Launch(const std::vector<jenkins::QueueItem>& items,
     messages.push_back(
         fmt::format("agent for queue item {} (label '{}') from template {} of cloud {}", l.item_id,
                     label_text, a.template_name, a.cloud));
-    records.push_back(ToRecord(a, store::Record{}));
     fresh.push_back(std::move(a));
   }
   if (fresh.empty()) return;
-  std::vector<std::pair<store::Record*, std::optional<store::Event>>> planned;
-  for (size_t i = 0; i < fresh.size(); ++i) {
-    planned.emplace_back(&records[i], store::Event{0, fresh[i].name, 0, "planned", messages[i]});
-  }
-  if (Status put = store_.PutRecords(planned); !put) {
-    std::lock_guard lock(status_mu_);
-    status_.last_error = "cannot record new agents: " + put.error().ToString();
-    return;
-  }
   stats.launched += static_cast<int>(fresh.size());
-  for (size_t i = 0; i < fresh.size(); ++i) records_[fresh[i].name] = records[i];
+
+  std::vector<std::optional<Launching>> launching;
+  for (Agent& a : fresh) launching.push_back(Begin(a, snapshot));
+  CallJenkins(launching);
 
   std::map<std::string, std::vector<size_t>> by_cloud;  // agents whose job is ready to record
   std::map<std::string, std::vector<Engine::Intent>> intents;
+  std::vector<size_t> waiting;  // neither ready nor ended: Create() tries again next pass
   for (size_t i = 0; i < fresh.size(); ++i) {
-    std::optional<slurm::JobRequest> request = Prepare(fresh[i], snapshot);
-    if (!request) continue;  // ending, or retried by the next pass from its record
-    by_cloud[fresh[i].cloud].push_back(i);
-    intents[fresh[i].cloud].push_back(
-        {fresh[i].name, "agent", fresh[i].template_name, std::move(*request)});
+    std::optional<slurm::JobRequest> request;
+    if (launching[i]) request = Finish(*launching[i]);
+    if (request) {
+      by_cloud[fresh[i].cloud].push_back(i);
+      intents[fresh[i].cloud].push_back(
+          {fresh[i].name, "agent", fresh[i].template_name, std::move(*request)});
+    } else if (fresh[i].phase == AgentPhase::kCreating) {
+      waiting.push_back(i);
+    }
   }
-  std::vector<std::pair<store::Record*, std::optional<store::Event>>> launched;
-  std::vector<store::Record> updated(fresh.size());
+  std::vector<store::Record> records(fresh.size());
   for (auto& [cloud, list] : intents) {
-    std::vector<Result<store::Submission>> recorded = FindCloud(cloud)->engine->AddIntents(list);
-    for (size_t k = 0; k < recorded.size(); ++k) {
-      const size_t i = by_cloud[cloud][k];
-      std::optional<store::Event> event = Launched(fresh[i], recorded[k]);
-      if (!event) continue;  // ended, and saved so
-      updated[i] = ToRecord(fresh[i], records_[fresh[i].name]);
-      launched.emplace_back(&updated[i], event);
+    std::vector<std::pair<store::Record*, std::optional<store::Event>>> launched;
+    for (size_t i : by_cloud[cloud]) {
+      fresh[i].phase = AgentPhase::kLaunching;
+      records[i] = ToRecord(fresh[i], store::Record{});
+      launched.emplace_back(&records[i],
+                            store::Event{0, fresh[i].name, 0, "planned",
+                                         messages[i] + "; Jenkins node created and its Slurm job "
+                                                       "recorded"});
     }
-  }
-  if (!launched.empty()) {
-    if (Status put = store_.PutRecords(launched); put) {
-      for (auto& [record, event] : launched) records_[record->name] = *record;
-    } else {
-      // the jobs are recorded and will run: the next pass finds the agents still "creating",
-      // adopts their nodes and re-records their (identical) jobs idempotently
-      for (Agent& a : fresh) {
-        if (a.phase == AgentPhase::kLaunching) a.phase = AgentPhase::kCreating;
+    if (Status sent = FindCloud(cloud)->engine->SubmitNow(list, launched); !sent) {
+      std::lock_guard lock(status_mu_);
+      status_.last_error = "cannot record new agents: " + sent.error().ToString();
+      for (size_t i : by_cloud[cloud]) {
+        fresh[i].phase = AgentPhase::kCreating;  // their nodes are adopted next pass
+        waiting.push_back(i);
       }
+      continue;
+    }
+    for (size_t i : by_cloud[cloud]) records_[fresh[i].name] = records[i];
+  }
+  if (!waiting.empty()) {
+    std::vector<std::pair<store::Record*, std::optional<store::Event>>> planned;
+    for (size_t i : waiting) {
+      records[i] = ToRecord(fresh[i], store::Record{});
+      planned.emplace_back(&records[i], store::Event{0, fresh[i].name, 0, "planned", messages[i]});
+    }
+    if (Status put = store_.PutRecords(planned); put) {
+      for (size_t i : waiting) records_[fresh[i].name] = records[i];
+    } else {
+      std::lock_guard lock(status_mu_);
+      status_.last_error = "cannot record new agents: " + put.error().ToString();
     }
   }
-  for (Agent& a : fresh) agents_[a.name] = std::move(a);
+  for (Agent& a : fresh) {
+    // unrecorded (the store failed): not kept, so nothing tracks what is not on disk; a node
+    // made for it carries our marker and is deleted as a stray
+    if (a.phase == AgentPhase::kCreating && !records_.contains(a.name)) continue;
+    std::string name = a.name;
+    agents_[name] = std::move(a);
+  }
 }
 
-std::optional<slurm::JobRequest> Provisioner::Prepare(Agent& agent,
-                                                      const std::vector<CloudTemplates>& snapshot) {
+std::optional<Provisioner::Launching> Provisioner::Begin(
+    Agent& agent, const std::vector<CloudTemplates>& snapshot) {
   const TemplateEntry* tmpl = FindTemplate(snapshot, agent.cloud, agent.template_name);
   ProvisionerCloud* cloud = FindCloud(agent.cloud);
   if (tmpl == nullptr || cloud == nullptr) {
@@ -467,13 +484,16 @@ std::optional<slurm::JobRequest> Provisioner::Prepare(Agent& agent,
   for (const CloudTemplates& c : snapshot) {
     if (c.name == agent.cloud) jenkins_url = c.jenkins_url;
   }
-  launch::LaunchContext context{.cloud = agent.cloud,
-                                .agent_name = agent.name,
-                                .jenkins_url = jenkins_url,
-                                .api_version = std::string(cloud->slurm->api_version()),
-                                .agent_secret = Secret(),
-                                .agent_index = SequenceOf(agent.name)};
-  if (context.api_version.empty() || context.api_version == "auto") {
+  Launching l;
+  l.agent = &agent;
+  l.tmpl = tmpl;
+  l.context = {.cloud = agent.cloud,
+               .agent_name = agent.name,
+               .jenkins_url = jenkins_url,
+               .api_version = std::string(cloud->slurm->api_version()),
+               .agent_secret = Secret(),
+               .agent_index = SequenceOf(agent.name)};
+  if (l.context.api_version.empty() || l.context.api_version == "auto") {
     // not connected to slurmrestd yet: rendering needs the version's schema
     if (warned_.insert(agent.name).second) {
       (void)store_.AppendEvent(agent.name, "warn",
@@ -482,56 +502,92 @@ std::optional<slurm::JobRequest> Provisioner::Prepare(Agent& agent,
     return std::nullopt;
   }
   if (!agent.node_created) {
-    Result<launch::RenderedJob> draft = launch::Render(tmpl->resolved, context);
+    Result<launch::RenderedJob> draft = launch::Render(tmpl->resolved, l.context);
     if (!draft) {
       EndAgent(agent, true, "failed", "cannot render the agent's job: " + draft.error().ToString());
       return std::nullopt;
     }
-    jenkins::NodeSpec node{
+    l.node = jenkins::NodeSpec{
         .name = agent.name,
         .description = Description(agent),
         .remote_fs = draft->remote_fs,
         .labels = JoinLabels(agent.labels),
         .mode = agent.exclusive ? jenkins::NodeMode::kExclusive : jenkins::NodeMode::kNormal,
         .num_executors = 1};
-    Status created = jenkins_.CreateNode(node);
-    if (!created && created.error().code == Code::kConflict) {
+  }
+  return l;
+}
+
+void Provisioner::CallJenkins(Launching& l) const {
+  if (l.node) {
+    l.created = jenkins_.CreateNode(*l.node);
+    if (!l.created && l.created.error().code == Code::kConflict) {
       // ours from before a crash (recorded after the node was made): adopt it
-      Result<jenkins::Computer> existing = jenkins_.GetComputer(agent.name);
-      if (existing && existing->description.starts_with(Marker())) created = {};
+      Result<jenkins::Computer> existing = jenkins_.GetComputer(l.node->name);
+      if (existing && existing->description.starts_with(Marker())) l.created = {};
     }
-    if (!created) {
-      const Code code = created.error().code;
+    if (!l.created) return;
+  }
+  l.secret = jenkins_.AgentSecret(l.context.agent_name);
+}
+
+void Provisioner::CallJenkins(std::vector<std::optional<Launching>>& launching) const {
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < launching.size(); i = next++) {
+      if (launching[i]) CallJenkins(*launching[i]);
+    }
+  };
+  std::vector<std::thread> helpers;
+  const size_t threads = std::min(options_.jenkins_concurrency, launching.size());
+  for (size_t k = 1; k < threads; ++k) helpers.emplace_back(work);
+  work();
+  for (std::thread& t : helpers) t.join();
+}
+
+std::optional<slurm::JobRequest> Provisioner::Finish(Launching& l) {
+  Agent& agent = *l.agent;
+  if (l.node) {
+    if (!l.created) {
+      const Code code = l.created.error().code;
       if (code == Code::kUnavailable || code == Code::kUnknownOutcome) {
         if (warned_.insert(agent.name).second) {
           (void)store_.AppendEvent(
               agent.name, "warn",
-              "cannot create the Jenkins node yet: " + created.error().ToString());
+              "cannot create the Jenkins node yet: " + l.created.error().ToString());
         }
         return std::nullopt;  // the next pass tries again; an unknown outcome is adopted then
       }
-      EndAgent(agent, true, "failed",
-               "Jenkins refused to create node " + agent.name + ": " + created.error().ToString());
+      EndAgent(
+          agent, true, "failed",
+          "Jenkins refused to create node " + agent.name + ": " + l.created.error().ToString());
       return std::nullopt;
     }
     agent.node_created = true;  // recorded with the phase change that follows
   }
-  Result<Secret> secret = jenkins_.AgentSecret(agent.name);
-  if (!secret) {
-    if (secret.error().code == Code::kRejected || secret.error().code == Code::kAuth) {
+  if (!l.secret) {
+    if (l.secret.error().code == Code::kRejected || l.secret.error().code == Code::kAuth) {
       EndAgent(agent, true, "failed",
-               "cannot read the agent's secret: " + secret.error().ToString());
+               "cannot read the agent's secret: " + l.secret.error().ToString());
     }
     return std::nullopt;
   }
-  context.agent_secret = std::move(*secret);
-  Result<launch::RenderedJob> rendered = launch::Render(tmpl->resolved, context);
+  l.context.agent_secret = std::move(*l.secret);
+  Result<launch::RenderedJob> rendered = launch::Render(l.tmpl->resolved, l.context);
   if (!rendered) {
     EndAgent(agent, true, "failed",
              "cannot render the agent's job: " + rendered.error().ToString());
     return std::nullopt;
   }
   return std::move(rendered->request);
+}
+
+std::optional<slurm::JobRequest> Provisioner::Prepare(Agent& agent,
+                                                      const std::vector<CloudTemplates>& snapshot) {
+  std::optional<Launching> l = Begin(agent, snapshot);
+  if (!l) return std::nullopt;
+  CallJenkins(*l);
+  return Finish(*l);
 }
 
 std::optional<store::Event> Provisioner::Launched(Agent& agent,

@@ -32,6 +32,7 @@
 #include "fleet/engine.h"
 #include "fleet/template_registry.h"
 #include "jenkins/client.h"
+#include "launch/render.h"
 #include "slurm/client.h"
 #include "store/store.h"
 
@@ -53,6 +54,9 @@ struct ProvisionerOptions {
   std::chrono::seconds max_backoff{300};
   // How often to ask again whether /scriptText is allowed, after Jenkins refused it.
   std::chrono::seconds label_probe_interval{600};
+  // Jenkins calls (make the node, read its secret) in flight at once for a wave of new agents;
+  // 1 makes them one by one on the loop's thread.
+  size_t jenkins_concurrency = 8;
 };
 
 // Where the provisioner launches on one cloud.
@@ -123,6 +127,23 @@ class Provisioner {
   // next pass) or failed (the agent is then ending).
   std::optional<slurm::JobRequest> Prepare(Agent& agent,
                                            const std::vector<CloudTemplates>& snapshot);
+  // Prepare's three steps, so that a wave's Jenkins calls can run side by side.
+  struct Launching {
+    Agent* agent = nullptr;
+    const TemplateEntry* tmpl = nullptr;
+    launch::LaunchContext context;
+    std::optional<jenkins::NodeSpec> node;  // to make; nullopt when it exists already
+    Status created;                         // CreateNode's answer, or the adoption's
+    Result<Secret> secret = Fail(Code::kInternal, "not read");
+  };
+  // Looks up the template and drafts the node; nullopt when not now, or the agent ended.
+  std::optional<Launching> Begin(Agent& agent, const std::vector<CloudTemplates>& snapshot);
+  // Makes the node and reads its secret. Touches nothing but the Jenkins client.
+  void CallJenkins(Launching& l) const;
+  // CallJenkins for many, options_.jenkins_concurrency at a time.
+  void CallJenkins(std::vector<std::optional<Launching>>& launching) const;
+  // Acts on the answers and renders the job; nullopt when not now, or the agent ended.
+  std::optional<slurm::JobRequest> Finish(Launching& l);
   // After the job was recorded with the engine: the phase change and its event to save, or
   // nullopt when the agent failed (and was saved so).
   std::optional<store::Event> Launched(Agent& agent, const Result<store::Submission>& recorded);

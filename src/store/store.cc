@@ -384,28 +384,54 @@ Status Store::Add(Submission& submission) {
 }
 
 Status Store::AddMany(std::vector<Submission*>& submissions) {
-  if (submissions.empty()) return {};
+  std::vector<std::pair<Record*, std::optional<Event>>> no_records;
+  return AddMany(submissions, no_records);
+}
+
+Status Store::AddMany(std::vector<Submission*>& submissions,
+                      std::vector<std::pair<Record*, std::optional<Event>>>& records) {
+  if (submissions.empty() && records.empty()) return {};
   for (size_t i = 0; i < submissions.size(); ++i) {
     if (submissions[i] == nullptr) {
       return Fail(Code::kInvalidInput, "add many: item " + std::to_string(i) + " is null",
                   impl_->path);
     }
   }
+  for (const auto& [record, event] : records) {
+    if (record == nullptr)
+      return Fail(Code::kInvalidInput, "add many: a record is null", impl_->path);
+  }
   std::lock_guard guard(impl_->mu);
   const int64_t now = UnixSeconds(impl_->clock);
-  const std::string op = submissions.size() == 1
-                             ? "add submission " + Quoted(submissions[0]->key)
-                             : "add " + std::to_string(submissions.size()) + " submissions";
+  std::string op;
+  if (!submissions.empty()) {
+    op = submissions.size() == 1 ? "add submission " + Quoted(submissions[0]->key)
+                                 : "add " + std::to_string(submissions.size()) + " submissions";
+  }
+  if (!records.empty()) {
+    std::string put = records.size() == 1
+                          ? "put " + records[0].first->kind + " " + Quoted(records[0].first->name)
+                          : "put " + std::to_string(records.size()) + " records";
+    op = op.empty() ? put : op + " and " + put;
+  }
   auto tx = sqlite::Transaction::Begin(*impl_->conn, op);
   if (!tx) return std::unexpected(std::move(tx.error()));
   for (const Submission* s : submissions) {
     if (auto added = impl_->AddRow(*s, now); !added) return added;
+  }
+  for (auto& [record, event] : records) {
+    if (auto put = impl_->PutRecordRow(*record, event, now); !put) return put;
   }
   if (auto done = tx->Commit(op); !done) return done;
   for (Submission* s : submissions) {
     s->version = 1;
     s->created_at = now;
     s->updated_at = now;
+  }
+  for (auto& [record, event] : records) {
+    if (record->version == 0) record->created_at = now;
+    ++record->version;
+    record->updated_at = now;
   }
   return {};
 }
@@ -616,26 +642,8 @@ Status Store::PutRecord(Record& record, const std::optional<Event>& event) {
 }
 
 Status Store::PutRecords(std::vector<std::pair<Record*, std::optional<Event>>>& records) {
-  if (records.empty()) return {};
-  std::lock_guard guard(impl_->mu);
-  const int64_t now = UnixSeconds(impl_->clock);
-  const std::string op =
-      records.size() == 1 && records[0].first
-          ? "put " + records[0].first->kind + " " + Quoted(records[0].first->name)
-          : "put " + std::to_string(records.size()) + " records";
-  auto tx = sqlite::Transaction::Begin(*impl_->conn, op);
-  if (!tx) return std::unexpected(std::move(tx.error()));
-  for (auto& [record, event] : records) {
-    if (record == nullptr) return Fail(Code::kInvalidInput, op + ": a record is null", impl_->path);
-    if (auto put = impl_->PutRecordRow(*record, event, now); !put) return put;
-  }
-  if (auto done = tx->Commit(op); !done) return done;
-  for (auto& [record, event] : records) {
-    if (record->version == 0) record->created_at = now;
-    ++record->version;
-    record->updated_at = now;
-  }
-  return {};
+  std::vector<Submission*> none;
+  return AddMany(none, records);
 }
 
 Result<Record> Store::GetRecord(const std::string& kind, const std::string& name) const {

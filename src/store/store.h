@@ -53,6 +53,11 @@ class Store {
   // Add for many intents in ONE transaction, all or nothing: on the first failure (kConflict
   // naming the key that exists) nothing is written and no submission is changed.
   Status AddMany(std::vector<Submission*>& submissions);
+  // AddMany, and `records` written as PutRecords writes them, in the same ONE transaction (one
+  // disk sync): a caller's own state goes to disk together with the intents it made. All or
+  // nothing, for both.
+  Status AddMany(std::vector<Submission*>& submissions,
+                 std::vector<std::pair<Record*, std::optional<Event>>>& records);
 
   // kNotFound for an unknown key.
   Result<Submission> Get(const std::string& key) const;

@@ -97,6 +97,56 @@ TEST_F(EngineTest, AnIntentArrivingWhileTheJobListIsTakenIsSentBeforeTheListAnsw
   EXPECT_EQ(slurm_.submit_calls, 1);
 }
 
+TEST_F(EngineTest, SubmitNowWritesTheCallersRecordWithTheMarkedIntentAndSendsItUnmarkedAgain) {
+  store::Record r{.kind = "agent", .name = "now-1", .cloud = "c1", .doc = "{}"};
+  std::vector<std::pair<store::Record*, std::optional<store::Event>>> records = {
+      {&r, std::nullopt}};
+  ASSERT_TRUE(engine_->SubmitNow({{"now-1", "agent", "test", Request()}}, records));
+  EXPECT_TRUE(store_->GetRecord("agent", "now-1"));
+  store::Submission marked = Get("now-1");
+  EXPECT_EQ(marked.phase, Phase::kSubmitting);
+  EXPECT_EQ(marked.attempts, 1);
+  engine_->Tick();
+  store::Submission s = Get("now-1");
+  EXPECT_EQ(s.phase, Phase::kPending);
+  EXPECT_EQ(s.attempts, 1);
+  EXPECT_EQ(slurm_.submit_calls, 1);
+  for (const store::Event& e : *store_->Events("now-1", 0, 0)) EXPECT_NE(e.type, "submitting");
+}
+
+TEST_F(EngineTest, ASubmitNowIntentACrashLeftUnsentIsLookedForThenSentOnce) {
+  std::vector<std::pair<store::Record*, std::optional<store::Event>>> none;
+  ASSERT_TRUE(engine_->SubmitNow({{"now-2", "agent", "test", Request()}}, none));
+  engine_ = MakeEngine();  // the process died before the POST
+  engine_->Tick();
+  EXPECT_EQ(slurm_.submit_calls, 0) << "its outcome is unknown: never sent blindly";
+  EXPECT_EQ(Get("now-2").phase, Phase::kSubmitting);
+  Advance(46s);
+  engine_->Tick();  // absent from a list taken long enough after the mark: sent
+  EXPECT_EQ(slurm_.submit_calls, 1);
+  EXPECT_EQ(Get("now-2").phase, Phase::kPending);
+}
+
+TEST_F(EngineTest, ASubmitNowIntentCancelledBeforeItLeftIsNeverSent) {
+  std::vector<std::pair<store::Record*, std::optional<store::Event>>> none;
+  ASSERT_TRUE(engine_->SubmitNow({{"now-3", "agent", "test", Request()}}, none));
+  ASSERT_TRUE(engine_->RequestCancel("now-3"));
+  engine_->Tick();
+  EXPECT_EQ(slurm_.submit_calls, 0);
+  EXPECT_EQ(Get("now-3").phase, Phase::kCancelled);
+}
+
+TEST_F(EngineTest, SubmitNowWithAKeyThatExistsWritesNothing) {
+  Add("now-4");
+  store::Record r{.kind = "agent", .name = "now-4b", .cloud = "c1", .doc = "{}"};
+  std::vector<std::pair<store::Record*, std::optional<store::Event>>> records = {
+      {&r, std::nullopt}};
+  Status s = engine_->SubmitNow({{"now-4", "agent", "test", Request()}}, records);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().code, Code::kConflict);
+  EXPECT_FALSE(store_->GetRecord("agent", "now-4b"));
+}
+
 TEST_F(EngineTest, SubmitsAnIntentWithOurTagAndRequeueOff) {
   std::string key = Add("run-7");
   engine_->Tick();

@@ -80,6 +80,7 @@ class ProvisionerTest : public ::testing::Test {
   std::unique_ptr<Provisioner> MakeProvisioner() {
     ProvisionerOptions o;
     o.instance = "test";
+    o.jenkins_concurrency = 1;  // the fake Jenkins is not thread-safe
     auto p = Provisioner::Create(
         jenkins_, *templates_, *store_, clock_,
         {{"c1", engines_[0].get(), &slurm1_}, {"c2", engines_[1].get(), &slurm2_}}, o);

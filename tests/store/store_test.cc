@@ -786,6 +786,31 @@ TEST_F(StoreTest, EmptyPathIsInvalid) {
   EXPECT_EQ(store.error().code, Code::kInvalidInput);
 }
 
+TEST_F(StoreTest, AddManyWithRecordsWritesBothOrNeither) {
+  Submission s = Intent("with-record");
+  Record r{.kind = "agent", .name = "with-record", .cloud = "c", .doc = "{}"};
+  std::vector<Submission*> subs = {&s};
+  std::vector<std::pair<Record*, std::optional<Event>>> records = {
+      {&r, Event{0, "", 0, "planned", "node made"}}};
+  ASSERT_TRUE(store_->AddMany(subs, records));
+  EXPECT_EQ(s.version, 1);
+  EXPECT_EQ(r.version, 1);
+  EXPECT_TRUE(store_->Get("with-record"));
+  EXPECT_TRUE(store_->GetRecord("agent", "with-record"));
+
+  // the record clashes (stale version): the new submission is not written either
+  Submission t = Intent("not-written");
+  Record stale = r;
+  stale.version = 7;
+  std::vector<Submission*> more = {&t};
+  std::vector<std::pair<Record*, std::optional<Event>>> clash = {{&stale, std::nullopt}};
+  Status failed = store_->AddMany(more, clash);
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.error().code, Code::kConflict);
+  EXPECT_FALSE(store_->Get("not-written"));
+  EXPECT_EQ(t.version, 0);
+}
+
 }  // namespace
 }  // namespace slurmfleet::store
 
