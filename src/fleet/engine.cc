@@ -6,6 +6,7 @@
 #include <random>
 #include <thread>
 
+#include "base/run_concurrently.h"
 #include "slurm/request_codec.h"
 
 namespace slurmfleet::fleet {
@@ -485,6 +486,7 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
 }
 
 void Engine::CancelRequested(PassStats& stats) {
+  std::vector<store::Submission*> due;
   for (auto& [key, s] : active_) {
     if (!s.cancel_requested || store::IsTerminal(s.phase)) continue;
     if (s.phase == Phase::kIntent) {
@@ -497,11 +499,19 @@ void Engine::CancelRequested(PassStats& stats) {
     if (s.phase == Phase::kCompleting) continue;
     auto sent = cancel_sent_at_.find(key);
     if (sent != cancel_sent_at_.end() && Now() - sent->second < 30) continue;
-    Status c = slurm_.Cancel({*s.job_id, s.sluid});
-    if (c) {
-      cancel_sent_at_[key] = Now();
+    due.push_back(&s);
+  }
+  // side by side, as submits go: a wave of agents ending must not hold up the next wave's POSTs
+  std::vector<Status> results(due.size());
+  RunConcurrently(due.size(), options_.submit_concurrency, [&](size_t i) {
+    results[i] = slurm_.Cancel({*due[i]->job_id, due[i]->sluid});
+  });
+  for (size_t i = 0; i < due.size(); ++i) {
+    store::Submission& s = *due[i];
+    if (results[i]) {
+      cancel_sent_at_[s.key] = Now();
       ++stats.cancelled;
-    } else if (c.error().code == Code::kNotFound) {
+    } else if (results[i].error().code == Code::kNotFound) {
       s.phase = Phase::kCancelled;
       s.failure = "cancelled; the job was already gone from Slurm";
       Save(s, "cancelled", s.failure);

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <thread>
 
+#include "base/run_concurrently.h"
 #include "fleet/agent_plan.h"
 #include "jenkins/label_expression.h"
 #include "jenkins/why_text.h"
@@ -532,17 +532,9 @@ void Provisioner::CallJenkins(Launching& l) const {
 }
 
 void Provisioner::CallJenkins(std::vector<std::optional<Launching>>& launching) const {
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < launching.size(); i = next++) {
-      if (launching[i]) CallJenkins(*launching[i]);
-    }
-  };
-  std::vector<std::thread> helpers;
-  const size_t threads = std::min(options_.jenkins_concurrency, launching.size());
-  for (size_t k = 1; k < threads; ++k) helpers.emplace_back(work);
-  work();
-  for (std::thread& t : helpers) t.join();
+  RunConcurrently(launching.size(), options_.jenkins_concurrency, [&](size_t i) {
+    if (launching[i]) CallJenkins(*launching[i]);
+  });
 }
 
 std::optional<slurm::JobRequest> Provisioner::Finish(Launching& l) {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "auth/jwt.h"
+#include "base/listen_backlog.h"
 #include "server/version.h"
 #include "slurm/dialect.h"
 
@@ -447,6 +448,7 @@ class ApiServer::Impl {
   httplib::Server http_;
   std::vector<std::unique_ptr<Route>> routes_;  // stable addresses: handlers point at them
   std::thread listener_;
+  int listen_fd_ = -1;  // httplib's listening socket, once bound
   int port_ = 0;
 
   std::mutex contexts_mu_;
@@ -511,9 +513,10 @@ Status ApiServer::Impl::Listen() {
   http_.set_payload_max_length(options_.max_body_bytes);
   // httplib's default also sets SO_REUSEPORT, which lets a second daemon bind the same port and
   // silently take half the connections. SO_REUSEADDR alone still allows a quick restart.
-  http_.set_socket_options([](socket_t sock) {
+  http_.set_socket_options([this](socket_t sock) {
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    listen_fd_ = sock;
   });
   const size_t threads = options_.worker_threads;
   http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
@@ -554,6 +557,7 @@ Status ApiServer::Impl::Listen() {
                 "listen " + address);
   }
 
+  WidenListenBacklog(listen_fd_);
   listener_ = std::thread([this] { http_.listen_after_bind(); });
   // Stop() only works on a running server: return once it is, so Stop() never misses it.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);

@@ -25,6 +25,7 @@
 #include <thread>
 #include <utility>
 
+#include "base/listen_backlog.h"
 #include "jenkins/label_expression.h"
 #include "jenkins/standin/tree_pruner.h"
 
@@ -660,10 +661,14 @@ class JenkinsStandin::Impl {
     ::signal(SIGPIPE, SIG_IGN);
     const int threads = std::max(options_.worker_threads, 8);
     http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-    http_.set_socket_options([](socket_t sock) {
+    http_.set_socket_options([this](socket_t sock) {
       int yes = 1;
       ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+      listen_fd_ = sock;
     });
+    // Jenkins' Jetty keeps a connection for any number of requests; httplib's default closes it
+    // after 5, which would make clients open connections a real controller never asks for.
+    http_.set_keep_alive_max_count(1'000'000);
     http_.set_tcp_nodelay(true);
     auto handler = [this](const httplib::Request& req, httplib::Response& res) {
       Dispatch(req, res);
@@ -686,6 +691,7 @@ class JenkinsStandin::Impl {
       return false;
     }
     base_ = "http://127.0.0.1:" + std::to_string(port_) + "/";
+    WidenListenBacklog(listen_fd_);  // Jetty's accept queue is the system's, not 5 deep
     listener_ = std::thread([this] { http_.listen_after_bind(); });
     auto deadline = std::chrono::steady_clock::now() + 10s;
     while (!http_.is_running()) {
@@ -2186,6 +2192,7 @@ class JenkinsStandin::Impl {
   std::string mac_key_;  // JnlpAgentReceiver.SLAVE_SECRET's key; survives Restart()
   httplib::Server http_;
   std::thread listener_;
+  int listen_fd_ = -1;  // httplib's listening socket, once bound
   std::thread scheduler_;
   int port_ = 0;
   std::string base_;
