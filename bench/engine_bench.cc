@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "auth/minting_token_source.h"
+#include "base/allocator_tuning.h"
 #include "fleet/engine.h"
 #include "slurm/curl_transport.h"
 #include "slurm/dialect.h"
@@ -125,6 +126,7 @@ int main(int argc, char** argv) {
     return Die("set SLURMRESTD_URL and SLURM_JWT_KEY (eval \"$(testbed/testbed.sh env)\")");
   std::string user = user_env ? user_env : "ci";
 
+  TuneAllocatorForDaemon();  // as `slurmfleet serve` does
   const long rss_at_start = StatusKiB("VmRSS");
   SystemClock clock;
   slurm::TransportOptions t;
@@ -228,8 +230,9 @@ int main(int argc, char** argv) {
     if (s.slurm_error) return Die("a pass failed: " + s.slurm_error->ToString());
     if (s.tracking_requests != 1) return Die("a pass did not make exactly one tracking request");
   }
-  auto all = (*client)->JobsChangedSince(std::nullopt);
-  size_t in_slurm = all ? all->jobs.size() : 0;
+  const long rss_after = StatusKiB("VmRSS");  // before this bench's own asking
+  auto all = (*client)->AllJobStates();
+  size_t in_slurm = all ? all->size() : 0;
   std::cout << fmt::format("tracking {} jobs ({} jobs in slurmctld), {} passes:\n", jobs, in_slurm,
                            passes);
   std::cout << fmt::format("  requests per pass: {:.2f}\n", double(requests) / passes);
@@ -240,7 +243,7 @@ int main(int argc, char** argv) {
   std::cout << fmt::format(
       "  RSS {:.1f} MiB after the passes, peak {:.1f} MiB (this process: engine, store, client; "
       "{:.1f} MiB before the engine was made)\n",
-      StatusKiB("VmRSS") / 1024.0, StatusKiB("VmHWM") / 1024.0, rss_at_start / 1024.0);
+      rss_after / 1024.0, StatusKiB("VmHWM") / 1024.0, rss_at_start / 1024.0);
 
   if (!keep) {
     // one DELETE with filters cancels every job of this run

@@ -15,6 +15,7 @@
 #include "auth/env_token_source.h"
 #include "auth/file_token_source.h"
 #include "auth/minting_token_source.h"
+#include "base/allocator_tuning.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "config/config.h"
@@ -77,6 +78,8 @@ int RunServe(const ServeOptions& options) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  if (!TuneAllocatorForDaemon())
+    Log("warning: glibc refused the allocator settings; using its defaults");
 
   Result<config::Config> cfg = Load(options);
   if (!cfg) {
