@@ -23,6 +23,18 @@ std::string NewKey() {
   return key;
 }
 
+// A new intent of `cloud`, phase kIntent.
+store::Submission NewSubmission(const std::string& cloud, const Engine::Intent& intent) {
+  store::Submission s;
+  s.key = intent.key;
+  s.kind = intent.kind;
+  s.cloud = cloud;
+  s.owner = intent.owner;
+  s.request_json = slurm::EncodeRequest(intent.request);
+  s.phase = Phase::kIntent;
+  return s;
+}
+
 bool NeedsAttention(const store::Submission& s) {
   switch (s.phase) {
     case Phase::kIntent:
@@ -97,13 +109,7 @@ Result<store::Submission> Engine::AddIntent(std::string key, const std::string& 
                                             const slurm::JobRequest& request) {
   if (key.empty()) key = NewKey();
   if (Status s = ValidateTagPart("submission key", key); !s) return std::unexpected(s.error());
-  store::Submission s;
-  s.key = key;
-  s.kind = kind;
-  s.cloud = options_.cloud;
-  s.owner = owner;
-  s.request_json = slurm::EncodeRequest(request);
-  s.phase = Phase::kIntent;
+  store::Submission s = NewSubmission(options_.cloud, {key, kind, owner, request});
   if (Status added = store_.Add(s); !added) {
     if (added.error().code != Code::kConflict) return std::unexpected(added.error());
     Result<store::Submission> existing = store_.Get(key);
@@ -127,13 +133,9 @@ Status Engine::SubmitNow(
     std::vector<std::pair<store::Record*, std::optional<store::Event>>>& records) {
   std::vector<store::Submission> subs;
   for (const Intent& i : intents) {
+    if (i.key.empty()) return Fail(Code::kInvalidInput, "an intent has no key", "submit now");
     if (Status valid = ValidateTagPart("submission key", i.key); !valid) return valid;
-    store::Submission s;
-    s.key = i.key;
-    s.kind = i.kind;
-    s.cloud = options_.cloud;
-    s.owner = i.owner;
-    s.request_json = slurm::EncodeRequest(i.request);
+    store::Submission s = NewSubmission(options_.cloud, i);
     s.phase = Phase::kSubmitting;
     s.attempts = 1;
     s.submit_sent_at = Now();
@@ -157,14 +159,7 @@ std::vector<Result<store::Submission>> Engine::AddIntents(const std::vector<Inte
   std::vector<store::Submission> subs;
   for (const Intent& i : intents) {
     if (i.key.empty() || !ValidateTagPart("submission key", i.key)) break;
-    store::Submission s;
-    s.key = i.key;
-    s.kind = i.kind;
-    s.cloud = options_.cloud;
-    s.owner = i.owner;
-    s.request_json = slurm::EncodeRequest(i.request);
-    s.phase = Phase::kIntent;
-    subs.push_back(std::move(s));
+    subs.push_back(NewSubmission(options_.cloud, i));
   }
   std::vector<Result<store::Submission>> out;
   if (subs.size() == intents.size() && !subs.empty()) {
