@@ -165,6 +165,18 @@ int main(int argc, char** argv) {
           .dump();
   auto token = tokens.Get();
   if (!token) return Die(token.error().ToString());
+  // one DELETE with filters cancels every job of this run; also when the bench gives up midway
+  auto cancel_all = [&] {
+    nlohmann::json kill = {{"user_name", user}};
+    for (std::string name : {"bench-" + instance, "bench-raw-" + instance}) {
+      kill["job_name"] = name;
+      (void)(*transport)->Send({"DELETE", "/slurm/v0.0.45/jobs/", kill.dump(), token->jwt});
+    }
+  };
+  auto give_up = [&](const std::string& why) {
+    cancel_all();
+    return Die(why + " (this run's jobs are cancelled)");
+  };
   const int rounds = std::max(1, jobs / 1000);
   const int raw_per_round = std::max(1, std::min(jobs / rounds, 200));
   double engine_s = 0, raw_s = 0;
@@ -174,7 +186,7 @@ int main(int argc, char** argv) {
     const int n = jobs / rounds + (round < jobs % rounds ? 1 : 0);
     for (int i = 0; i < n; ++i) {
       if (auto s = (*engine)->AddIntent("", "job", "bench", Held("bench-" + instance)); !s)
-        return Die(s.error().ToString());
+        return give_up(s.error().ToString());
     }
     marking.Arm();
     auto t0 = Steady::now();
@@ -182,7 +194,7 @@ int main(int argc, char** argv) {
     std::optional<Steady::time_point> tracked = marking.FirstGet();
     engine_s += std::chrono::duration<double>(tracked.value_or(Steady::now()) - t0).count();
     if (pass.submitted != n)
-      return Die(fmt::format("engine submitted {} of {}", pass.submitted, n));
+      return give_up(fmt::format("engine submitted {} of {}", pass.submitted, n));
 
     // ... against raw concurrent POSTs of the same body, without any bookkeeping
     std::atomic<int> next{0};
@@ -230,8 +242,9 @@ int main(int argc, char** argv) {
     fleet::PassStats s = (*engine)->Tick();
     (s.full_list ? full_cpu : light_cpu).push_back(CpuMs() - c0);
     requests += (*client)->requests_sent() - before;
-    if (s.slurm_error) return Die("a pass failed: " + s.slurm_error->ToString());
-    if (s.tracking_requests != 1) return Die("a pass did not make exactly one tracking request");
+    if (s.slurm_error) return give_up("a pass failed: " + s.slurm_error->ToString());
+    if (s.tracking_requests != 1)
+      return give_up("a pass did not make exactly one tracking request");
   }
   const long rss_after = StatusKiB("VmRSS");  // before this bench's own asking
   auto all = (*client)->AllJobStates();
@@ -249,12 +262,7 @@ int main(int argc, char** argv) {
       rss_after / 1024.0, StatusKiB("VmHWM") / 1024.0, rss_at_start / 1024.0);
 
   if (!keep) {
-    // one DELETE with filters cancels every job of this run
-    nlohmann::json kill = {{"job_name", "bench-" + instance}, {"user_name", user}};
-    for (std::string name : {"bench-" + instance, "bench-raw-" + instance}) {
-      kill["job_name"] = name;
-      (void)(*transport)->Send({"DELETE", "/slurm/v0.0.45/jobs/", kill.dump(), token->jwt});
-    }
+    cancel_all();
     std::cout << "cancelled this run's jobs (--keep to leave them)\n";
   }
   std::filesystem::remove(db);
