@@ -5,8 +5,27 @@
 namespace slurmfleet::slurm {
 namespace {
 
+// Slack reserved past a body's announced length: the JSON decoder needs this much padding after
+// the text (simdjson::SIMDJSON_PADDING), and would otherwise copy the whole body to get it.
+constexpr size_t kBodySlack = 64;
+
+struct BodySink {
+  CURL* curl;
+  std::string* body;
+};
+
+// A full job list is tens of MB: its announced length is reserved at once, so the body is
+// neither grown by doubling (each step a copy, with old and new held together) nor copied again.
 size_t AppendBody(char* data, size_t size, size_t n, void* out) {
-  static_cast<std::string*>(out)->append(data, size * n);
+  auto* sink = static_cast<BodySink*>(out);
+  if (sink->body->empty()) {
+    curl_off_t length = -1;
+    if (curl_easy_getinfo(sink->curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK &&
+        length > 0 && length <= (curl_off_t{1} << 30)) {
+      sink->body->reserve(static_cast<size_t>(length) + kBodySlack);
+    }
+  }
+  sink->body->append(data, size * n);
   return size * n;
 }
 
@@ -50,8 +69,9 @@ Result<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
   curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, options_.verify_tls ? 1L : 0L);
   curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, options_.verify_tls ? 2L : 0L);
   if (!options_.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, options_.ca_file.c_str());
+  BodySink sink{curl, &response.body};
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, AppendBody);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
   curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
   // libcurl silently sends a request again when a reused connection turns out dead; for a POST
   // that could make a second job, so a POST always gets a connection of its own.
