@@ -10,8 +10,9 @@
 //     period (garbage collection); jobs without our tag or of other users are never touched.
 // It works from the store and Slurm, never from memory alone, so it survives restarts.
 //
-// Thread safety: Tick() runs on one thread (the engine's); AddIntent(), RequestCancel() and
-// Wake() may be called from any thread.
+// Thread safety: Tick() runs on one thread (the engine's), which lends a pass's tracking request
+// to a helper thread and its POSTs and cancels to a few more; AddIntent(), AddIntents(),
+// SubmitNow(), RequestCancel() and Wake() may be called from any thread.
 #pragma once
 
 #include <atomic>
