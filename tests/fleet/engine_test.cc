@@ -111,7 +111,9 @@ TEST_F(EngineTest, SubmitNowWritesTheCallersRecordWithTheMarkedIntentAndSendsItU
   EXPECT_EQ(s.phase, Phase::kPending);
   EXPECT_EQ(s.attempts, 1);
   EXPECT_EQ(slurm_.submit_calls, 1);
-  for (const store::Event& e : *store_->Events("now-1", 0, 0)) EXPECT_NE(e.type, "submitting");
+  auto events = store_->Events("now-1", 0, 0);
+  ASSERT_TRUE(events);
+  for (const store::Event& e : *events) EXPECT_NE(e.type, "submitting");
 }
 
 TEST_F(EngineTest, ASubmitNowIntentACrashLeftUnsentIsLookedForThenSentOnce) {
