@@ -269,11 +269,13 @@ bool Engine::NeedFullList(int64_t now) const {
 PassStats Engine::Tick() {
   PassStats stats;
   TakeInbox();
-  // Cancels, then new intents go out first: neither needs this pass's job list, which can keep
-  // slurmrestd busy for hundreds of milliseconds on a large cluster. Cancels go before submits,
-  // so a job replacing an ended one (an agent within its template's cap) never overlaps it.
-  CancelRequested(stats);
+  // New intents, then cancels go out first: neither needs this pass's job list, which can keep
+  // slurmrestd busy for hundreds of milliseconds on a large cluster. Intents arriving while the
+  // cancels are in flight leave at once too: a wave of agents ending must not hold up the next
+  // wave's POSTs. (An agent counts against its cap until its job has ended, so the order of a
+  // cancel and a replacement's submit does not matter.)
   SubmitIntents(stats);
+  CancelRequested(stats);
   const int64_t poll_started = Now();
   if (NeedFullList(poll_started)) {
     FullTrack(stats, poll_started);
@@ -283,16 +285,17 @@ PassStats Engine::Tick() {
   } else {
     LightTrack(stats);
   }
-  CancelRequested(stats);
-  // and what tracking just proved absent goes out again in the same pass
+  // what tracking just proved absent goes out again in the same pass
   if (!stats.slurm_error || stats.slurm_error->code == Code::kAuth) SubmitIntents(stats);
+  CancelRequested(stats);
   if (!stats.slurm_error && have_full_list_) CollectOrphans(stats, poll_started);
   Retire();
   return stats;
 }
 
 template <typename Request>
-std::invoke_result_t<Request&> Engine::WhileServingIntents(PassStats& stats, Request request) {
+std::invoke_result_t<Request&> Engine::WhileServing(PassStats& stats, Serve serve,
+                                                    Request request) {
   std::optional<std::invoke_result_t<Request&>> answer;  // guarded by inbox_mu_
   std::thread helper([&] {
     auto result = request();
@@ -306,8 +309,8 @@ std::invoke_result_t<Request&> Engine::WhileServingIntents(PassStats& stats, Req
     if (answer) break;
     lock.unlock();
     TakeInbox();
-    CancelRequested(stats);
     SubmitIntents(stats);
+    if (serve == Serve::kIntentsAndCancels) CancelRequested(stats);
     lock.lock();
   }
   lock.unlock();
@@ -318,8 +321,8 @@ std::invoke_result_t<Request&> Engine::WhileServingIntents(PassStats& stats, Req
 void Engine::FullTrack(PassStats& stats, int64_t poll_started) {
   // Jobs submitted while the list is taken are missing from it; Track() allows for that (a job is
   // lost only when unseen for lost_grace, absent only when listed long after its POST).
-  Result<slurm::JobsSnapshot> snapshot =
-      WhileServingIntents(stats, [&] { return slurm_.JobsChangedSince(cursor_); });
+  Result<slurm::JobsSnapshot> snapshot = WhileServing(
+      stats, Serve::kIntentsAndCancels, [&] { return slurm_.JobsChangedSince(cursor_); });
   if (!snapshot) {
     stats.slurm_error = snapshot.error();
     return;
@@ -341,10 +344,11 @@ void Engine::LightTrack(PassStats& stats) {
   if (ids.empty()) return;
   const std::set<uint32_t> asked(ids.begin(), ids.end());
   // slurmctld refuses a long id list; past a few hundred, every job's state is the cheaper ask
-  Result<std::vector<slurm::JobStateEntry>> states = WhileServingIntents(stats, [&] {
-    return ids.size() > options_.max_ids_per_state_query ? slurm_.AllJobStates()
-                                                         : slurm_.JobStates(ids);
-  });
+  Result<std::vector<slurm::JobStateEntry>> states =
+      WhileServing(stats, Serve::kIntentsAndCancels, [&] {
+        return ids.size() > options_.max_ids_per_state_query ? slurm_.AllJobStates()
+                                                             : slurm_.JobStates(ids);
+      });
   if (!states) {
     stats.slurm_error = states.error();
     return;
@@ -481,7 +485,8 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
 }
 
 void Engine::CancelRequested(PassStats& stats) {
-  std::vector<store::Submission*> due;
+  std::vector<std::string> keys;
+  std::vector<slurm::JobRef> refs;
   for (auto& [key, s] : active_) {
     if (!s.cancel_requested || store::IsTerminal(s.phase)) continue;
     if (s.phase == Phase::kIntent) {
@@ -494,15 +499,22 @@ void Engine::CancelRequested(PassStats& stats) {
     if (s.phase == Phase::kCompleting) continue;
     auto sent = cancel_sent_at_.find(key);
     if (sent != cancel_sent_at_.end() && Now() - sent->second < 30) continue;
-    due.push_back(&s);
+    keys.push_back(key);
+    refs.push_back({*s.job_id, s.sluid});
   }
-  // side by side, as submits go: a wave of agents ending must not hold up the next wave's POSTs
-  std::vector<Status> results(due.size());
-  RunConcurrently(due.size(), options_.submit_concurrency, [&](size_t i) {
-    results[i] = slurm_.Cancel({*due[i]->job_id, due[i]->sluid});
+  if (keys.empty()) return;
+  // Side by side, and on helper threads: intents arriving meanwhile are sent at once (which may
+  // change active_, so the helpers see only their own copies).
+  std::vector<Status> results = WhileServing(stats, Serve::kIntents, [this, &refs] {
+    std::vector<Status> out(refs.size());
+    RunConcurrently(refs.size(), options_.submit_concurrency,
+                    [&](size_t i) { out[i] = slurm_.Cancel(refs[i]); });
+    return out;
   });
-  for (size_t i = 0; i < due.size(); ++i) {
-    store::Submission& s = *due[i];
+  for (size_t i = 0; i < keys.size(); ++i) {
+    auto found = active_.find(keys[i]);
+    if (found == active_.end()) continue;
+    store::Submission& s = found->second;
     if (results[i]) {
       cancel_sent_at_[s.key] = Now();
       ++stats.cancelled;

@@ -138,11 +138,12 @@ class Engine {
   // Applies a submit POST's result to `sub` and returns the event that records it.
   store::Event Outcome(store::Submission& sub, const Result<slurm::SubmitReceipt>& result,
                        PassStats& stats);
-  // Runs `request` (one slurmrestd call) on a helper thread and returns its answer. Meanwhile this
-  // thread sends the cancels and intents that arrive, so a slow job list (seconds, on a big
-  // cluster) never holds them back.
+  // Runs `request` (slurmrestd calls) on a helper thread and returns its answer. Meanwhile this
+  // thread sends the intents (and, with kIntentsAndCancels, the cancels) that arrive, so a slow
+  // job list (seconds, on a big cluster) or a round of cancels never holds them back.
+  enum class Serve { kIntents, kIntentsAndCancels };
   template <typename Request>
-  std::invoke_result_t<Request&> WhileServingIntents(PassStats& stats, Request request);
+  std::invoke_result_t<Request&> WhileServing(PassStats& stats, Serve serve, Request request);
   void CancelRequested(PassStats& stats);
   void CollectOrphans(PassStats& stats, int64_t poll_started);
   // Writes `s` with an event of `type` (none when empty), merging a concurrent cancel request.

@@ -817,9 +817,18 @@ void Provisioner::Terminate(Agent& agent) {
     }
     agent.cancel_requested = true;
   }
+  // The agent keeps its place in its template's and cloud's caps until its Slurm job has ended,
+  // not merely been asked to: a replacement then never runs alongside the job it replaces, and
+  // the engine need not order cancels before submits.
+  std::string end_state;
+  if (Result<store::Submission> sub = store_.Get(agent.name); sub && FindCloud(agent.cloud)) {
+    if (!store::IsTerminal(sub->phase)) return;  // next pass
+    end_state = sub->slurm_state;
+  }
   agent.phase = agent.failed ? AgentPhase::kFailed : AgentPhase::kDone;
   Save(agent, "ended",
-       "node deleted and " + JobText(agent) + " cancelled or ended: " + agent.outcome);
+       "node deleted and " + JobText(agent) + " ended" +
+           (end_state.empty() ? "" : " (" + end_state + ")") + ": " + agent.outcome);
 }
 
 void Provisioner::DeleteStrayNodes(const std::map<std::string, jenkins::Computer>& nodes) {

@@ -97,6 +97,28 @@ TEST_F(EngineTest, AnIntentArrivingWhileTheJobListIsTakenIsSentBeforeTheListAnsw
   EXPECT_EQ(slurm_.submit_calls, 1);
 }
 
+TEST_F(EngineTest, AnIntentArrivingWhileCancelsAreInFlightIsSentBeforeTheyAnswer) {
+  const std::string ending = Add("ending");
+  engine_->Tick();
+  ASSERT_TRUE(engine_->RequestCancel(ending));
+  std::string late;
+  bool sent_while_cancelling = false;
+  slurm_.while_cancelling = [&] {
+    late = Add("late");
+    for (int i = 0; i < 500 && !sent_while_cancelling; ++i) {
+      sent_while_cancelling = Get(late).phase == Phase::kPending;
+      if (!sent_while_cancelling) std::this_thread::sleep_for(10ms);
+    }
+  };
+  engine_->Tick();
+  EXPECT_TRUE(sent_while_cancelling);
+  EXPECT_EQ(slurm_.cancel_calls, 1);
+  EXPECT_EQ(slurm_.submit_calls, 2);
+  Settle();
+  EXPECT_EQ(Get(ending).phase, Phase::kCancelled);
+  EXPECT_EQ(Get(late).phase, Phase::kPending);
+}
+
 TEST_F(EngineTest, SubmitNowWritesTheCallersRecordWithTheMarkedIntentAndSendsItUnmarkedAgain) {
   store::Record r{.kind = "agent", .name = "now-1", .cloud = "c1", .doc = "{}"};
   std::vector<std::pair<store::Record*, std::optional<store::Event>>> records = {

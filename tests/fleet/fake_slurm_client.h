@@ -100,6 +100,7 @@ class FakeSlurmClient final : public slurm::Client {
 
   Status Cancel(const slurm::JobRef& ref, std::string_view) override {
     ++cancel_calls;
+    if (auto hook = std::exchange(while_cancelling, nullptr)) hook();
     auto it = jobs_.find(ref.id);
     if (it == jobs_.end()) return Fail(Code::kNotFound, "no such job", "DELETE");
     if (it->second.user_name != user_)
@@ -143,6 +144,8 @@ class FakeSlurmClient final : public slurm::Client {
   // Runs once, inside the next JobsChangedSince, before it answers (on the engine's helper
   // thread): a slow job list with something happening meanwhile.
   std::function<void()> while_listing;
+  // The same, inside the next Cancel: a slow cancel with intents arriving meanwhile.
+  std::function<void()> while_cancelling;
   int dropped_responses = 0;
   int lost_before_slurm = 0;
   int unavailable_submits = 0;

@@ -184,8 +184,39 @@ TEST_F(ProvisionerTest, OneBuildOneNodeOneJobThenNothingLeft) {
   EXPECT_TRUE(jenkins_.nodes.empty());
   EXPECT_EQ(LiveJobs(slurm1_), 0);
   ASSERT_EQ(Agents().size(), 1u);
+  EXPECT_EQ(Agents()[0].phase, AgentPhase::kTerminating) << "done once the job is seen ended";
+  Pass();
   EXPECT_EQ(Agents()[0].phase, AgentPhase::kDone);
   EXPECT_EQ(Agents()[0].builds, 1);
+  EXPECT_NE(Events(name).find("node deleted and Slurm job " + std::to_string(job) +
+                              " ended (CANCELLED): its one build finished"),
+            std::string::npos)
+      << Events(name);
+}
+
+TEST_F(ProvisionerTest, AnEndingAgentKeepsItsCapPlaceUntilItsJobIsSeenEnded) {
+  for (int i = 0; i < 4; ++i) jenkins_.Enqueue("linux");
+  for (int i = 0; i < 2; ++i) Pass();
+  ASSERT_EQ(jenkins_.nodes.size(), 3u);
+  const std::string name = jenkins_.nodes.begin()->first;
+  const uint32_t job = *Agents()[0].job_id;
+  slurm1_.SetState(job, {"RUNNING"});
+  jenkins_.Connect(name);
+  Pass();
+  jenkins_.StartBuild(name, "http://jenkins.test/job/j/1/");
+  Pass();
+  jenkins_.EndBuild(name);
+  // Slurm takes the cancel, but the engine cannot see the job end yet
+  slurm1_.unavailable_lists = 1000;
+  for (int i = 0; i < 3; ++i) Pass();
+  EXPECT_FALSE(jenkins_.nodes.contains(name));
+  EXPECT_EQ(slurm1_.jobs().at(job).state.base, slurm::BaseState::kCancelled);
+  EXPECT_EQ(jenkins_.nodes.size(), 2u) << "the 4th item waits: the ended agent still counts";
+  EXPECT_EQ(jenkins_.created, 3);
+  slurm1_.unavailable_lists = 0;
+  for (int i = 0; i < 2; ++i) Pass();
+  EXPECT_EQ(jenkins_.created, 4) << "its job seen ended, the cap place is free";
+  EXPECT_EQ(jenkins_.max_nodes, 3);
 }
 
 TEST_F(ProvisionerTest, InstanceCapHoldsWhenManyItemsArriveTogether) {
@@ -205,6 +236,7 @@ TEST_F(ProvisionerTest, AnAgentThatNeverConnectsTimesOutAndLeavesNothing) {
   Pass();
   EXPECT_NE(Events(name).find("still PENDING after 61s"), std::string::npos) << Events(name);
   Advance(5min);
+  Pass();
   Pass();
   EXPECT_FALSE(jenkins_.nodes.contains(name));
   EXPECT_TRUE(jenkins_.nodes.empty()) << "the item still waits, but relaunching backs off";
