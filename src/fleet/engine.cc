@@ -240,30 +240,24 @@ bool Engine::NeedFullList(int64_t now) const {
   // jobs): at most one per second per thousand jobs in the last one.
   const int64_t since = now - full_list_at_;
   if (since < static_cast<int64_t>(last_full_list_jobs_ / 1000)) return false;
-  if (details_wanted_ && now >= details_due_at_) return true;
-  const int64_t pending_interval =
-      static_cast<int64_t>(options_.pending_full_list_interval.count());
+  if (full_list_wanted_) return true;
+  const int64_t pending_interval = static_cast<int64_t>(options_.pending_check_interval.count());
   const int64_t periodic = static_cast<int64_t>(options_.full_list_interval.count());
   if (since >= periodic) {
     // A full list holds slurmctld's job lock while it renders every job; taken just after one of
     // our submits, it can push that job's start to a later scheduling pass. The periodic list
-    // waits while a job of ours is that young, for at most pending_full_list_interval.
+    // waits while a job of ours is that young, for at most pending_check_interval.
     const bool starting = std::any_of(active_.begin(), active_.end(), [&](const auto& entry) {
       const store::Submission& s = entry.second;
       return s.phase == Phase::kPending && now - s.submit_sent_at < pending_interval;
     });
     if (!starting || since >= periodic + pending_interval) return true;
   }
-  const bool pending_due = since >= pending_interval;
   for (const auto& [key, s] : active_) {
     if (s.phase == Phase::kSubmitting) return true;  // only the full list shows tags
-    // reasons are only in the full list; a job submitted moments ago has none worth a full list
-    // yet, and slurmctld is busy starting it
-    if (s.phase == Phase::kPending && pending_due && now - s.submit_sent_at >= pending_interval) {
-      return true;
-    }
   }
-  return false;
+  // a few jobs' details come one by one, cheaper than every job in the cluster
+  return DueDetails(now).size() > options_.max_detail_requests;
 }
 
 PassStats Engine::Tick() {
@@ -284,6 +278,7 @@ PassStats Engine::Tick() {
     malloc_trim(0);
   } else {
     LightTrack(stats);
+    if (!stats.slurm_error) FetchDetails(stats);
   }
   // what tracking just proved absent goes out again in the same pass
   if (!stats.slurm_error || stats.slurm_error->code == Code::kAuth) SubmitIntents(stats);
@@ -331,9 +326,9 @@ void Engine::FullTrack(PassStats& stats, int64_t poll_started) {
   stats.tracking_requests = 1;
   stats.full_list = true;
   cursor_ = snapshot->last_update;
-  details_wanted_ = false;
-  details_due_at_ = 0;
+  full_list_wanted_ = false;
   Track(stats, *snapshot, poll_started);
+  details_due_.clear();  // the list had every job's details
 }
 
 void Engine::LightTrack(PassStats& stats) {
@@ -356,21 +351,78 @@ void Engine::LightTrack(PassStats& stats) {
   stats.tracking_requests = 1;
   std::map<uint32_t, const slurm::JobState*> by_id;
   for (const slurm::JobStateEntry& e : *states) by_id.emplace(e.job_id, &e.state);
-  // A changed or vanished job: a later pass takes the full list, which has the reason, the exit
-  // code and the nodes to record with the change. An end is wanted at once; a job that just
-  // started waits a moment, because slurmctld is busy launching its steps and a full list holds
-  // its job lock for as long as it takes to render every job.
+  // A changed job's details (reason, exit code, nodes) are fetched for the event that records
+  // the change: an end at once; a start a moment later, because slurmctld is busy launching its
+  // steps. A vanished job takes the full list, whose absence proves it lost after a grace.
   const int64_t now = Now();
   for (const auto& [key, s] : active_) {
     if (!s.job_id || !asked.contains(*s.job_id)) continue;  // submitted during the request
     auto it = by_id.find(*s.job_id);
-    if (it != by_id.end() && slurm::JobStateString(*it->second) == s.slurm_state) continue;
-    const bool live = it != by_id.end() && Live(*it->second);
+    if (it == by_id.end()) {
+      full_list_wanted_ = true;
+      continue;
+    }
+    if (slurm::JobStateString(*it->second) == s.slurm_state) continue;
     const int64_t due =
-        live ? now + static_cast<int64_t>(options_.start_details_delay.count()) : now;
-    details_due_at_ = details_wanted_ ? std::min(details_due_at_, due) : due;
-    details_wanted_ = true;
+        Live(*it->second) ? now + static_cast<int64_t>(options_.start_details_delay.count()) : now;
+    auto [entry, added] = details_due_.emplace(*s.job_id, due);
+    if (!added) entry->second = std::min(entry->second, due);
   }
+}
+
+std::vector<uint32_t> Engine::DueDetails(int64_t now) const {
+  std::vector<uint32_t> ids;
+  for (const auto& [id, due] : details_due_) {
+    if (due <= now) ids.push_back(id);
+  }
+  // a pending job's reason may say it can never start; one submitted moments ago has none worth
+  // asking for yet, and slurmctld is busy starting it
+  const int64_t pending = static_cast<int64_t>(options_.pending_check_interval.count());
+  for (const auto& [key, s] : active_) {
+    if (s.phase != Phase::kPending || !s.job_id || details_due_.contains(*s.job_id)) continue;
+    if (now - s.submit_sent_at >= pending && now - s.last_seen_at >= pending) {
+      ids.push_back(*s.job_id);
+    }
+  }
+  return ids;
+}
+
+void Engine::FetchDetails(PassStats& stats) {
+  const int64_t now = Now();
+  std::vector<uint32_t> ids = DueDetails(now);
+  if (ids.empty() || ids.size() > options_.max_detail_requests) return;  // the full list's work
+  std::vector<slurm::JobRef> refs;
+  for (uint32_t id : ids) refs.push_back({id, ""});
+  for (const auto& [key, s] : active_) {
+    for (slurm::JobRef& ref : refs) {
+      if (s.job_id == ref.id) ref.sluid = s.sluid;
+    }
+  }
+  auto answers = WhileServing(stats, Serve::kIntentsAndCancels, [this, &refs] {
+    std::vector<Result<std::vector<slurm::JobInfo>>> out(refs.size());
+    RunConcurrently(refs.size(), options_.submit_concurrency,
+                    [&](size_t i) { out[i] = slurm_.GetJob(refs[i]); });
+    return out;
+  });
+  stats.detail_requests = static_cast<int>(refs.size());
+  Observations seen;
+  for (size_t i = 0; i < refs.size(); ++i) {
+    if (!answers[i]) {
+      if (answers[i].error().code == Code::kNotFound) {  // gone: the full list proves it lost
+        details_due_.erase(refs[i].id);
+        full_list_wanted_ = true;
+      } else if (!stats.slurm_error) {
+        stats.slurm_error = answers[i].error();
+      }
+      continue;
+    }
+    for (auto& [key, s] : active_) {
+      if (s.job_id == refs[i].id && !answers[i]->empty()) {
+        Observe(s, answers[i]->front(), now, seen, stats);
+      }
+    }
+  }
+  Commit(seen);
 }
 
 void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_t poll_started) {
@@ -392,13 +444,7 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
   const int64_t now = Now();
   // Every change of this pass is written in one transaction: after a full list, thousands of
   // jobs may have changed at once.
-  std::vector<std::pair<store::Submission*, std::optional<store::Event>>> changes;
-  auto record = [&changes](store::Submission& sub, const std::string& type,
-                           const std::string& message) {
-    changes.emplace_back(&sub, store::Event{0, sub.key, 0, type, message});
-  };
-  std::vector<std::pair<store::Submission*, slurm::JobRef>>
-      stuck;  // failed fast: cancel after saving
+  Observations seen;
   for (auto& [key, s] : active_) {
     if (s.phase == Phase::kSubmitting) {
       auto found = tagged_.find(key);
@@ -413,17 +459,17 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
         s.slurm_state = slurm::JobStateString(job.state);
         s.state_reason = job.state_reason;
         ++stats.adopted;
-        record(s, "adopted",
-               "found job " + std::to_string(job.job_id) +
-                   " by its tag after an unknown submit outcome: " + StateText(job));
+        seen.Record(s, "adopted",
+                    "found job " + std::to_string(job.job_id) +
+                        " by its tag after an unknown submit outcome: " + StateText(job));
       } else if (have_full_list_ &&
                  full_list_at_ >
                      s.submit_sent_at + static_cast<int64_t>(options_.absence_margin.count())) {
         s.phase = Phase::kIntent;
-        record(s, "absent",
-               "no job carries this submission's tag " +
-                   std::to_string(full_list_at_ - s.submit_sent_at) +
-                   " s after the POST: it never reached Slurm; submitting again");
+        seen.Record(s, "absent",
+                    "no job carries this submission's tag " +
+                        std::to_string(full_list_at_ - s.submit_sent_at) +
+                        " s after the POST: it never reached Slurm; submitting again");
       }
       continue;
     }
@@ -431,52 +477,66 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
     if (snapshot.changed) {
       auto it = by_id.find(*s.job_id);
       if (it != by_id.end()) {
-        const slurm::JobInfo& job = *it->second;
-        s.last_seen_at = now;
-        PhaseDecision d = DecidePhase(job, s.phase, options_.fail_fast);
-        std::string state = slurm::JobStateString(job.state);
-        const bool changed =
-            d.phase != s.phase || state != s.slurm_state || job.state_reason != s.state_reason;
-        if (!changed) {
-          if (s.sluid.empty() && !job.sluid.empty()) {  // learnt, not an event of the job's
-            s.sluid = job.sluid;
-            changes.emplace_back(&s, std::nullopt);
-          }
-          continue;
-        }
-        bool fail_fast = d.phase == Phase::kFailed && job.state.base == slurm::BaseState::kPending;
-        s.phase = d.phase;
-        s.slurm_state = state;
-        s.state_reason = job.state_reason;
-        s.sluid = job.sluid.empty() ? s.sluid : job.sluid;
-        if (!d.failure.empty()) s.failure = d.failure;
-        ++stats.state_changes;
-        record(s, EventTypeFor(s.phase),
-               "Slurm job " + std::to_string(job.job_id) + ": " + StateText(job) +
-                   (d.failure.empty() ? "" : ": " + d.failure));
-        if (fail_fast) stuck.emplace_back(&s, slurm::JobRef{job.job_id, job.sluid});
+        Observe(s, *it->second, now, seen, stats);
         continue;
       }
     }
     if (have_full_list_ && !known_ids_.contains(*s.job_id) && !store::IsTerminal(s.phase)) {
-      int64_t seen = s.last_seen_at ? s.last_seen_at : s.submit_sent_at;
-      if (now - seen > static_cast<int64_t>(options_.lost_grace.count())) {
+      int64_t last = s.last_seen_at ? s.last_seen_at : s.submit_sent_at;
+      if (now - last > static_cast<int64_t>(options_.lost_grace.count())) {
         s.phase = Phase::kLost;
         s.failure = "Slurm job " + std::to_string(*s.job_id) +
                     " vanished from Slurm without a final state (last seen " +
-                    std::to_string(now - seen) + " s ago as " + s.slurm_state + ")";
+                    std::to_string(now - last) + " s ago as " + s.slurm_state + ")";
         ++stats.state_changes;
-        record(s, "lost", s.failure);
+        seen.Record(s, "lost", s.failure);
       }
     }
   }
-  if (!changes.empty() && !store_.UpdateMany(changes)) {
+  Commit(seen);
+}
+
+void Engine::Observations::Record(store::Submission& s, const std::string& type,
+                                  const std::string& message) {
+  changes.emplace_back(&s, store::Event{0, s.key, 0, type, message});
+}
+
+void Engine::Observe(store::Submission& s, const slurm::JobInfo& job, int64_t now,
+                     Observations& seen, PassStats& stats) {
+  s.last_seen_at = now;
+  details_due_.erase(job.job_id);
+  PhaseDecision d = DecidePhase(job, s.phase, options_.fail_fast);
+  std::string state = slurm::JobStateString(job.state);
+  const bool changed =
+      d.phase != s.phase || state != s.slurm_state || job.state_reason != s.state_reason;
+  if (!changed) {
+    if (s.sluid.empty() && !job.sluid.empty()) {  // learnt, not an event of the job's
+      s.sluid = job.sluid;
+      seen.changes.emplace_back(&s, std::nullopt);
+    }
+    return;
+  }
+  const bool fail_fast = d.phase == Phase::kFailed && job.state.base == slurm::BaseState::kPending;
+  s.phase = d.phase;
+  s.slurm_state = state;
+  s.state_reason = job.state_reason;
+  s.sluid = job.sluid.empty() ? s.sluid : job.sluid;
+  if (!d.failure.empty()) s.failure = d.failure;
+  ++stats.state_changes;
+  seen.Record(s, EventTypeFor(s.phase),
+              "Slurm job " + std::to_string(job.job_id) + ": " + StateText(job) +
+                  (d.failure.empty() ? "" : ": " + d.failure));
+  if (fail_fast) seen.stuck.emplace_back(&s, slurm::JobRef{job.job_id, job.sluid});
+}
+
+void Engine::Commit(Observations& seen) {
+  if (!seen.changes.empty() && !store_.UpdateMany(seen.changes)) {
     // a cancel request raced us: write one by one, merging theirs
-    for (auto& [sub, event] : changes) {
+    for (auto& [sub, event] : seen.changes) {
       Save(*sub, event ? event->type : "", event ? event->message : "");
     }
   }
-  for (auto& [sub, job] : stuck) {
+  for (auto& [sub, job] : seen.stuck) {
     // the job would wait forever: take it out of the queue
     Status cancelled = slurm_.Cancel(job);
     if (!cancelled)

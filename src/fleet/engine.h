@@ -46,14 +46,18 @@ struct EngineOptions {
   // cannot land after the proof.
   std::chrono::seconds absence_margin{45};
   // Passes normally ask only for the states of our jobs (GET jobs/state, small however busy the
-  // cluster); the full job list (needed for details, tags and garbage collection) is taken when a
-  // state changed, a submit outcome is unknown, or at least this often.
+  // cluster). A job whose state changed, or that has been pending a while, has its details
+  // (reason, exit code, nodes) fetched by its own GET job/{id}, up to max_detail_requests jobs
+  // at once; past that, and for tags (unknown submit outcomes), vanished jobs and garbage
+  // collection, the full job list is taken, at least this often. A full list costs slurmctld
+  // time, under its job lock, in proportion to every job in the cluster.
   std::chrono::seconds full_list_interval{30};
+  size_t max_detail_requests = 16;
   // Up to this many jobs, jobs/state names them; past it (slurmctld refuses long id lists with
   // "Insane message length"), it asks for every job's state.
   size_t max_ids_per_state_query = 256;
-  // ... and this often while a job is pending, whose reason may say it can never start.
-  std::chrono::seconds pending_full_list_interval{5};
+  // A pending job's details are fetched this often: its reason may say it can never start.
+  std::chrono::seconds pending_check_interval{5};
   // A job seen to start (by jobs/state) has its details fetched this much later, not while
   // slurmctld is still launching it; an end is fetched at once.
   std::chrono::seconds start_details_delay{2};
@@ -68,7 +72,8 @@ struct EngineOptions {
 struct PassStats {
   int tracking_requests =
       0;  // tracking requests this pass: 1, or 0 (Slurm unreachable, nothing tracked)
-  bool full_list = false;  // the request was the full job list (else jobs/state)
+  bool full_list = false;   // the request was the full job list (else jobs/state)
+  int detail_requests = 0;  // GET job/{id} of changed or pending jobs, after jobs/state
   int submitted = 0;
   int adopted = 0;
   int state_changes = 0;
@@ -134,6 +139,19 @@ class Engine {
   void Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_t poll_started);
   void FullTrack(PassStats& stats, int64_t poll_started);  // the whole job list
   void LightTrack(PassStats& stats);                       // jobs/state of our jobs
+  // Ids of the jobs whose details are due now: changed, or pending a while.
+  std::vector<uint32_t> DueDetails(int64_t now) const;
+  void FetchDetails(PassStats& stats);  // GET job/{id} of each, when they are few
+  // A pass's observations, written in one transaction; jobs that failed fast are cancelled after.
+  struct Observations {
+    std::vector<std::pair<store::Submission*, std::optional<store::Event>>> changes;
+    std::vector<std::pair<store::Submission*, slurm::JobRef>> stuck;
+    void Record(store::Submission& s, const std::string& type, const std::string& message);
+  };
+  // Applies what Slurm says of `s`'s job.
+  void Observe(store::Submission& s, const slurm::JobInfo& job, int64_t now, Observations& seen,
+               PassStats& stats);
+  void Commit(Observations& seen);
   void SubmitIntents(PassStats& stats);
   // Applies a submit POST's result to `sub` and returns the event that records it.
   store::Event Outcome(store::Submission& sub, const Result<slurm::SubmitReceipt>& result,
@@ -164,9 +182,9 @@ class Engine {
   std::set<uint32_t> orphans_cancelled_;  // orphan jobs already cancelled (or refused): never again
   int64_t full_list_at_ = 0;
   bool have_full_list_ = false;
-  bool details_wanted_ = false;     // jobs/state saw a change: take the full list ...
-  int64_t details_due_at_ = 0;      // ... from then on (unix seconds)
-  size_t last_full_list_jobs_ = 0;  // how many jobs the last full list held
+  bool full_list_wanted_ = false;            // a job vanished from jobs/state
+  std::map<uint32_t, int64_t> details_due_;  // job id -> when its details are wanted (unix s)
+  size_t last_full_list_jobs_ = 0;           // how many jobs the last full list held
   std::map<std::string, int64_t>
       cancel_sent_at_;  // by key: no second cancel while Slurm catches up
 

@@ -56,7 +56,7 @@ struct ProvisionerOptions {
   std::chrono::seconds label_probe_interval{600};
   // Jenkins calls (make the node, read its secret) in flight at once for a wave of new agents;
   // 1 makes them one by one on the loop's thread.
-  size_t jenkins_concurrency = 8;
+  size_t jenkins_concurrency = 16;
 };
 
 // Where the provisioner launches on one cloud.

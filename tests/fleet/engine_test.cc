@@ -331,7 +331,7 @@ TEST_F(EngineTest, AnUnresolvablePendingReasonFailsFastAndCancelsTheJob) {
   engine_->Tick();
   uint32_t id = *Get(key).job_id;
   slurm_.SetState(id, {"PENDING"}, "BadConstraints");
-  Advance(5s);  // a pending job's reason is looked at every pending_full_list_interval
+  Advance(5s);  // a pending job's reason is looked at every pending_check_interval
   engine_->Tick();
   store::Submission s = Get(key);
   EXPECT_EQ(s.phase, Phase::kFailed);
@@ -434,31 +434,70 @@ TEST_F(EngineTest, UnreachableSlurmIsRetriedLater) {
 TEST_F(EngineTest, OneTrackingRequestPerPassHoweverManyJobs) {
   for (int i = 0; i < 500; ++i) Add("m" + std::to_string(i));
   engine_->Tick();
-  for (int pass = 0; pass < 6; ++pass) {
-    if (pass == 3)
-      slurm_.SetState(slurm_.jobs().begin()->first, {"RUNNING"});  // forces a full list
+  for (int pass = 0; pass < 8; ++pass) {
+    if (pass == 3) slurm_.SetState(slurm_.jobs().begin()->first, {"RUNNING"});  // one's details
+    if (pass == 5) {  // more changed than max_detail_requests: the full list
+      for (auto it = std::next(slurm_.jobs().begin()); it != slurm_.jobs().end(); ++it)
+        slurm_.SetState(it->first, {"RUNNING"});
+    }
     int before = slurm_.list_calls + slurm_.state_calls;
+    int gets = slurm_.get_calls;
     PassStats stats = engine_->Tick();
     EXPECT_EQ(slurm_.list_calls + slurm_.state_calls - before, 1);
     EXPECT_EQ(stats.tracking_requests, 1);
+    EXPECT_LE(slurm_.get_calls - gets, 16) << "a few changed jobs' own details at most";
+    EXPECT_EQ(slurm_.get_calls - gets, stats.detail_requests);
   }
+  for (const auto& [id, job] : slurm_.jobs()) EXPECT_EQ(job.state.base, slurm::BaseState::kRunning);
+  EXPECT_EQ(engine_->active_count(), 500u);
+  size_t running = 0;
+  for (int i = 0; i < 500; ++i) running += Get("m" + std::to_string(i)).phase == Phase::kRunning;
+  EXPECT_EQ(running, 500u);
 }
 
-TEST_F(EngineTest, SteadyPassesAskOnlyForStatesAndAChangeBringsTheFullList) {
+TEST_F(EngineTest, SteadyPassesAskOnlyForStatesAndAChangeBringsThatJobsDetails) {
   std::string key = Add("run-20");
   engine_->Tick();  // full list (first pass), submit
-  engine_->Tick();  // full list: the new job's details
   PassStats light = engine_->Tick();
   EXPECT_FALSE(light.full_list);
   EXPECT_EQ(light.tracking_requests, 1);
+  EXPECT_EQ(light.detail_requests, 0);
   slurm_.SetState(*Get(key).job_id, {"RUNNING"});
-  PassStats seen = engine_->Tick();  // jobs/state shows the change ...
+  PassStats seen = engine_->Tick();  // jobs/state shows the change, and its GET job/{id} ...
   EXPECT_FALSE(seen.full_list);
-  PassStats details = engine_->Tick();  // ... and the full list records it with its details
-  EXPECT_TRUE(details.full_list);
-  EXPECT_EQ(Get(key).phase, Phase::kRunning);
+  EXPECT_EQ(seen.detail_requests, 1);
+  EXPECT_EQ(slurm_.get_calls, 1);
+  EXPECT_EQ(Get(key).phase, Phase::kRunning);  // ... records it with its details
+  EXPECT_EQ(engine_->Tick().detail_requests, 0);
   Advance(31s);
-  EXPECT_TRUE(engine_->Tick().full_list);  // and at least every full_list_interval
+  EXPECT_TRUE(engine_->Tick().full_list);  // and the full list at least every full_list_interval
+}
+
+TEST_F(EngineTest, APendingJobsReasonIsAskedOfItsOwnJobEveryFewSeconds) {
+  std::string key = Add("run-20b");
+  engine_->Tick();
+  engine_->Tick();
+  EXPECT_EQ(slurm_.get_calls, 0) << "a job submitted moments ago has no reason worth asking";
+  slurm_.SetState(*Get(key).job_id, {"PENDING"}, "PartitionConfig");
+  Advance(5s);
+  PassStats pass = engine_->Tick();
+  EXPECT_FALSE(pass.full_list);
+  EXPECT_EQ(pass.detail_requests, 1);
+  EXPECT_EQ(Get(key).phase, Phase::kFailed);
+  EXPECT_NE(Get(key).failure.find("PartitionConfig"), std::string::npos) << Get(key).failure;
+  EXPECT_EQ(slurm_.jobs().at(*Get(key).job_id).state.base, slurm::BaseState::kCancelled);
+}
+
+TEST_F(EngineTest, AJobVanishedFromTheStatesTakesTheFullListToProveItLost) {
+  std::string key = Add("run-20c");
+  engine_->Tick();
+  engine_->Tick();
+  slurm_.Forget(*Get(key).job_id);
+  engine_->Tick();  // jobs/state lacks it
+  EXPECT_TRUE(engine_->Tick().full_list);
+  Advance(61s);
+  engine_->Tick();
+  EXPECT_EQ(Get(key).phase, Phase::kLost);
 }
 
 TEST_F(EngineTest, APeriodicFullListWaitsWhileAJobOfOursIsBeingStarted) {
@@ -479,7 +518,7 @@ TEST_F(EngineTest, APeriodicFullListWaitsWhileAJobOfOursIsBeingStarted) {
   PassStats next = engine_->Tick();
   EXPECT_EQ(next.submitted, 1);
   EXPECT_FALSE(next.full_list);
-  Advance(1s);  // periodic interval + pending_full_list_interval
+  Advance(1s);  // periodic interval + pending_check_interval
   EXPECT_TRUE(engine_->Tick().full_list);
 }
 

@@ -55,6 +55,7 @@ class FakeSlurmClient final : public slurm::Client {
   }
 
   Result<std::vector<slurm::JobInfo>> GetJob(const slurm::JobRef& ref) override {
+    ++get_calls;
     for (const auto& [id, j] : jobs_) {
       if (id == ref.id || (!ref.sluid.empty() && j.sluid == ref.sluid))
         return std::vector<slurm::JobInfo>{j};
@@ -151,7 +152,8 @@ class FakeSlurmClient final : public slurm::Client {
   int unavailable_submits = 0;
   int unavailable_lists = 0;
   int reject_submits = 0;
-  int submit_calls = 0, list_calls = 0, state_calls = 0, all_state_calls = 0, cancel_calls = 0;
+  int submit_calls = 0, list_calls = 0, state_calls = 0, all_state_calls = 0, cancel_calls = 0,
+      get_calls = 0;
 
  private:
   std::string user_;
