@@ -114,56 +114,58 @@ JobInfo DecodeJob(const Dialect& dialect, value v, const std::string& path) {
   for (auto field : o) {
     std::string_view key;
     if (field.unescaped_key().get(key)) throw ShapeError{path, "an object"};
-    const std::string at = path + "." + std::string(key);
+    // the field's path, for errors: built only for the fields decoded (a job has about 120)
+    auto at = [&] { return path + "." + std::string(key); };
     if (key == "job_id") {
       uint64_t id = 0;
-      if (field.value().get_uint64().get(id) || id > UINT32_MAX) throw ShapeError{at, "a job id"};
+      if (field.value().get_uint64().get(id) || id > UINT32_MAX) throw ShapeError{at(), "a job id"};
       j.job_id = static_cast<uint32_t>(id);
     } else if (key == "name") {
-      j.name = String(field.value(), at);
+      j.name = String(field.value(), at());
     } else if (key == "user_name") {
-      j.user_name = String(field.value(), at);
+      j.user_name = String(field.value(), at());
     } else if (key == "account") {
-      j.account = String(field.value(), at);
+      j.account = String(field.value(), at());
     } else if (key == "partition") {
-      j.partition = String(field.value(), at);
+      j.partition = String(field.value(), at());
     } else if (key == "comment") {
-      j.comment = String(field.value(), at);
+      j.comment = String(field.value(), at());
     } else if (key == "job_state") {
-      j.state = ParseJobState(Strings(field.value(), at));
+      j.state = ParseJobState(Strings(field.value(), at()));
     } else if (key == "state_reason") {
-      j.state_reason = String(field.value(), at);
+      j.state_reason = String(field.value(), at());
     } else if (key == "state_description") {
-      j.state_description = String(field.value(), at);
+      j.state_description = String(field.value(), at());
     } else if (key == "nodes") {
-      j.nodes = String(field.value(), at);
+      j.nodes = String(field.value(), at());
     } else if (key == "exit_code") {
-      j.exit_code = DecodeExitCode(field.value(), at);
+      j.exit_code = DecodeExitCode(field.value(), at());
     } else if (key == "submit_time") {
-      j.submit_time = Time(field.value(), at);
+      j.submit_time = Time(field.value(), at());
     } else if (key == "start_time") {
-      j.start_time = Time(field.value(), at);
+      j.start_time = Time(field.value(), at());
     } else if (key == "end_time") {
-      j.end_time = Time(field.value(), at);
+      j.end_time = Time(field.value(), at());
     } else if (key == "time_limit") {
-      if (auto n = NoVal(field.value(), at)) j.time_limit_minutes = static_cast<uint32_t>(*n);
+      if (auto n = NoVal(field.value(), at())) j.time_limit_minutes = static_cast<uint32_t>(*n);
     } else if (key == "current_working_directory") {
-      j.current_working_directory = String(field.value(), at);
+      j.current_working_directory = String(field.value(), at());
     } else if (key == "standard_output") {
-      standard_output = String(field.value(), at);
+      standard_output = String(field.value(), at());
     } else if (key == "stdout_expanded" && dialect.has_stdout_expanded) {
-      stdout_expanded = String(field.value(), at);
+      stdout_expanded = String(field.value(), at());
     } else if (key == "het_job_id") {
-      if (auto n = NoVal(field.value(), at); n && *n != 0) j.het_job_id = static_cast<uint32_t>(*n);
+      if (auto n = NoVal(field.value(), at()); n && *n != 0)
+        j.het_job_id = static_cast<uint32_t>(*n);
     } else if (key == "het_job_offset") {
-      if (auto n = NoVal(field.value(), at)) j.het_job_offset = static_cast<uint32_t>(*n);
+      if (auto n = NoVal(field.value(), at())) j.het_job_offset = static_cast<uint32_t>(*n);
     } else if (key == "step_id" && dialect.has_sluid) {
       object step;
-      if (field.value().get_object().get(step)) throw ShapeError{at, "an object"};
+      if (field.value().get_object().get(step)) throw ShapeError{at(), "an object"};
       for (auto s : step) {
         std::string_view k;
-        if (s.unescaped_key().get(k)) throw ShapeError{at, "an object"};
-        if (k == "sluid") j.sluid = String(s.value(), at + ".sluid");
+        if (s.unescaped_key().get(k)) throw ShapeError{at(), "an object"};
+        if (k == "sluid") j.sluid = String(s.value(), at() + ".sluid");
       }
     }
   }
