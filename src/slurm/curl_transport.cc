@@ -12,12 +12,25 @@ constexpr size_t kBodySlack = 64;
 struct BodySink {
   CURL* curl;
   std::string* body;
+  BodyStream* stream;  // for a 2xx answer, when the request has one
+  bool started = false;
 };
 
-// A full job list is tens of MB: its announced length is reserved at once, so the body is
-// neither grown by doubling (each step a copy, with old and new held together) nor copied again.
+// A 2xx answer goes to the request's stream when it has one. Otherwise a big body's announced
+// length is reserved at once, so it is neither grown by doubling (each step a copy, with old and
+// new held together) nor copied again.
 size_t AppendBody(char* data, size_t size, size_t n, void* out) {
   auto* sink = static_cast<BodySink*>(out);
+  if (!sink->started) {
+    sink->started = true;
+    long status = 0;
+    curl_easy_getinfo(sink->curl, CURLINFO_RESPONSE_CODE, &status);
+    if (status < 200 || status >= 300) sink->stream = nullptr;
+  }
+  if (sink->stream) {
+    sink->stream->Write(std::string_view(data, size * n));
+    return size * n;
+  }
   if (sink->body->empty()) {
     curl_off_t length = -1;
     if (curl_easy_getinfo(sink->curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK &&
@@ -69,7 +82,7 @@ Result<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
   curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, options_.verify_tls ? 1L : 0L);
   curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, options_.verify_tls ? 2L : 0L);
   if (!options_.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, options_.ca_file.c_str());
-  BodySink sink{curl, &response.body};
+  BodySink sink{curl, &response.body, request.stream};
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, AppendBody);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
   curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());

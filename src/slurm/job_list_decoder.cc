@@ -244,4 +244,31 @@ Result<JobListAnswer> DecodeJobList(const Dialect& dialect, std::string& body) {
   return answer;
 }
 
+struct JobDecoder::Parser {
+  simdjson::ondemand::parser parser;
+};
+
+JobDecoder::JobDecoder(const Dialect& dialect)
+    : dialect_(dialect), parser_(std::make_unique<Parser>()) {}
+
+JobDecoder::~JobDecoder() = default;
+
+Result<JobInfo> JobDecoder::Decode(std::string& text, const std::string& path) {
+  const size_t size = text.size();
+  text.reserve(size + simdjson::SIMDJSON_PADDING);
+  simdjson::ondemand::document doc;
+  if (auto error =
+          parser_->parser.iterate(simdjson::padded_string_view(text.data(), size, text.capacity()))
+              .get(doc)) {
+    return Fail(Code::kInternal, std::string("not JSON: ") + simdjson::error_message(error), path);
+  }
+  try {
+    value v;
+    if (doc.get_value().get(v)) throw ShapeError{path, "a job"};
+    return DecodeJob(dialect_, v, path);
+  } catch (const ShapeError& e) {
+    return Fail(Code::kInternal, "expected " + e.expected, e.path);
+  }
+}
+
 }  // namespace slurmfleet::slurm

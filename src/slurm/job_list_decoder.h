@@ -1,9 +1,11 @@
 // Decodes slurmrestd's job answers (GET jobs, GET job/{id}) into the model with simdjson's
-// on-demand parser, reading only the fields JobInfo holds. A full job list is about 10 KB per job
-// (tens of MB on a busy cluster); this reads it in one pass without building a DOM.
+// on-demand parser, reading only the fields JobInfo holds, without building a DOM. A full job
+// list is about 8 KB per job (tens of MB on a busy cluster): RestClient splits it as it arrives
+// (JobListStream) and decodes it job by job with JobDecoder; DecodeJobList decodes a whole text.
 // Pure function; internal to src/slurm/.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,5 +27,24 @@ struct JobListAnswer {
 // `body` gets spare capacity for simdjson's padding (it may reallocate; its contents stay).
 // kInternal naming the JSON path ("jobs[3].job_state") when the answer has another shape.
 Result<JobListAnswer> DecodeJobList(const Dialect& dialect, std::string& body);
+
+// Decodes one job object's text at a time (an element of an answer's "jobs"), reusing its
+// parser's buffers from job to job: for a list split as it arrives (JobListStream).
+class JobDecoder {
+ public:
+  explicit JobDecoder(const Dialect& dialect);
+  ~JobDecoder();
+  JobDecoder(const JobDecoder&) = delete;
+  JobDecoder& operator=(const JobDecoder&) = delete;
+
+  // `text` gets spare capacity for the parser's padding. `path` names the job in errors
+  // ("jobs[3]"): kInternal naming the field when the job has another shape.
+  Result<JobInfo> Decode(std::string& text, const std::string& path);
+
+ private:
+  struct Parser;
+  const Dialect& dialect_;
+  std::unique_ptr<Parser> parser_;
+};
 
 }  // namespace slurmfleet::slurm

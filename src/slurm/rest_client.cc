@@ -92,22 +92,23 @@ Result<std::unique_ptr<RestClient>> RestClient::Connect(Transport& transport,
 }
 
 Result<HttpResponse> RestClient::SendOnce(const std::string& method, const std::string& path,
-                                          const std::string& body) {
+                                          const std::string& body, JobListStream* stream) {
   Result<auth::Token> token = tokens_.Get();
   if (!token) return std::unexpected(token.error());
   requests_sent_.fetch_add(1);
-  return transport_.Send({method, path, body, token->jwt});
+  if (stream) stream->Reset();  // an earlier attempt may have written part of its answer
+  return transport_.Send({method, path, body, token->jwt, stream});
 }
 
 Result<HttpResponse> RestClient::Exchange(const std::string& method, const std::string& path,
                                           const std::string& body, Idempotent idempotent,
-                                          bool& reauthed) {
+                                          bool& reauthed, JobListStream* stream) {
   // the query of a many-job request can be kilobytes long: name the request by its path
   const std::string where =
       method + " " + (path.size() > 120 ? path.substr(0, path.find('?')) : path);
   const bool retry_ok = idempotent == Idempotent::kYes;
   for (int attempt = 0;; ++attempt) {
-    Result<HttpResponse> r = SendOnce(method, path, body);
+    Result<HttpResponse> r = SendOnce(method, path, body, stream);
     bool can_retry = attempt + 1 < options_.retry.max_attempts;
     if (!r) {
       Error e = r.error();
@@ -178,9 +179,12 @@ Result<JobListAnswer> RestClient::CallJobList(const std::string& path) {
   const std::string where = "GET " + path;
   bool reauthed = false;
   for (;;) {
-    Result<HttpResponse> r = Exchange("GET", path, "", Idempotent::kYes, reauthed);
+    // decoded as it arrives: a full list is never held whole
+    JobListStream stream(*dialect_);
+    Result<HttpResponse> r = Exchange("GET", path, "", Idempotent::kYes, reauthed, &stream);
     if (!r) return std::unexpected(r.error());
-    Result<JobListAnswer> answer = DecodeJobList(*dialect_, r->body);
+    if (!r->body.empty()) stream.Write(r->body);  // a transport that does not stream
+    Result<JobListAnswer> answer = stream.Finish();
     if (!answer) {
       const Error& e = answer.error();
       return Fail(Code::kInternal, e.message, e.where.empty() ? where : where + " " + e.where);

@@ -17,6 +17,7 @@
 #include "slurm/client.h"
 #include "slurm/dialect.h"
 #include "slurm/job_list_decoder.h"
+#include "slurm/job_list_stream.h"
 #include "slurm/transport.h"
 
 namespace slurmfleet::slurm {
@@ -69,15 +70,16 @@ class RestClient final : public Client {
   enum class Idempotent { kYes, kNo };
   // One exchange with retries and re-authentication: a 2xx answer, or the mapped error.
   Result<HttpResponse> Exchange(const std::string& method, const std::string& path,
-                                const std::string& body, Idempotent idempotent, bool& reauthed);
+                                const std::string& body, Idempotent idempotent, bool& reauthed,
+                                JobListStream* stream = nullptr);
   // An exchange whose JSON answer is parsed whole; an auth error inside a 200 re-authenticates
   // once.
   Result<nlohmann::json> Call(const std::string& method, const std::string& path,
                               const std::string& body, Idempotent idempotent);
-  // A GET whose answer is a job list, decoded without a DOM (it can be tens of MB).
+  // A GET whose answer is a job list, decoded job by job as it arrives (it can be tens of MB).
   Result<JobListAnswer> CallJobList(const std::string& path);
   Result<HttpResponse> SendOnce(const std::string& method, const std::string& path,
-                                const std::string& body);
+                                const std::string& body, JobListStream* stream);
   Result<SubmitReceipt> PostSubmit(const nlohmann::json& body);
   Result<std::vector<JobStateEntry>> GetStates(const std::string& path);
 

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/error.h"
@@ -12,16 +13,27 @@
 
 namespace slurmfleet::slurm {
 
+// Takes a successful (2xx) answer's body piece by piece as it arrives, for answers too big to
+// hold whole (a full job list is about 8 KB per job in slurmctld).
+class BodyStream {
+ public:
+  virtual ~BodyStream() = default;
+  virtual void Write(std::string_view bytes) = 0;
+};
+
 struct HttpRequest {
   std::string method;  // "GET", "POST", "DELETE"
   std::string path;    // "/slurm/v0.0.45/jobs/?update_time=1"; appended to the base URL
   std::string body;    // JSON, for POST and DELETE with a body
   Secret token;        // sent as X-SLURM-USER-TOKEN; empty: no auth header
+  // Optional: a 2xx body goes here instead of HttpResponse::body. A transport may ignore it and
+  // return the body as usual; the caller handles both.
+  BodyStream* stream = nullptr;
 };
 
 struct HttpResponse {
   long status = 0;
-  std::string body;
+  std::string body;  // empty when it went to the request's stream
   std::string content_type;
 };
 

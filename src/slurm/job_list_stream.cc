@@ -1,0 +1,165 @@
+#include "slurm/job_list_stream.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+namespace slurmfleet::slurm {
+namespace {
+
+bool Blank(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// The bytes that matter outside strings; the rest (indentation is about 40% of slurmrestd's
+// text) is skipped through this table.
+constexpr std::array<bool, 256> kStructural = [] {
+  std::array<bool, 256> table{};
+  for (char c : std::string_view("\"{}[]")) table[static_cast<unsigned char>(c)] = true;
+  return table;
+}();
+
+}  // namespace
+
+JobListStream::JobListStream(const Dialect& dialect) : dialect_(dialect), decoder_(dialect) {}
+
+void JobListStream::Reset() {
+  skeleton_.clear();
+  job_.clear();
+  key_.clear();
+  jobs_.clear();
+  error_.reset();
+  part_ = Part::kSkeleton;
+  depth_ = 0;
+  in_string_ = false;
+  key_string_ = false;
+  backslashes_ = 0;
+}
+
+void JobListStream::Take(const char* from, const char* to) {
+  if (part_ == Part::kSkeleton) skeleton_.append(from, to);
+  if (part_ == Part::kJob) job_.append(from, to);
+  // kJobsArray: the separators between jobs, dropped
+}
+
+void JobListStream::Write(std::string_view bytes) {
+  if (error_) return;
+  const char* p = bytes.data();
+  const char* const end = p + bytes.size();
+  const char* taken = p;  // the bytes before this one are taken
+  while (p < end) {
+    if (in_string_) {
+      // Most of the text is strings: jump to the next quote, then see whether it is escaped
+      // (an odd run of backslashes before it, which may have begun in an earlier piece).
+      const char* quote = static_cast<const char*>(std::memchr(p, '"', end - p));
+      const char* stop = quote ? quote : end;
+      size_t run = 0;
+      for (const char* b = stop; b > p && b[-1] == '\\'; --b) ++run;
+      if (run == static_cast<size_t>(stop - p)) run += backslashes_;
+      if (key_string_) key_.append(p, stop);
+      if (!quote) {
+        backslashes_ = run;
+        p = end;
+        break;
+      }
+      p = quote + 1;
+      backslashes_ = 0;
+      if (run % 2 == 1) {
+        if (key_string_) key_ += '"';
+        continue;
+      }
+      in_string_ = false;
+      key_string_ = false;
+      continue;
+    }
+    const bool between_jobs = part_ == Part::kJobsArray && depth_ == 2;
+    const char* next = p;
+    while (next < end) {
+      uint64_t word;
+      if (end - next >= 8 && (std::memcpy(&word, next, 8), word == 0x2020202020202020u)) {
+        next += 8;  // a run of indentation
+      } else if (!kStructural[static_cast<unsigned char>(*next)]) {
+        ++next;
+      } else {
+        break;
+      }
+    }
+    if (between_jobs && std::any_of(p, next, [](char c) { return c != ',' && !Blank(c); })) {
+      return Malformed("expected a job object");
+    }
+    p = next;
+    if (p == end) break;
+    const char c = *p;
+    switch (c) {
+      case '"':
+        if (between_jobs) return Malformed("expected a job object, not a string");
+        in_string_ = true;
+        backslashes_ = 0;
+        key_string_ = part_ == Part::kSkeleton && depth_ == 1;
+        if (key_string_) key_.clear();
+        ++p;
+        break;
+      case '{':
+      case '[':
+        if (between_jobs) {
+          if (c != '{') return Malformed("expected a job object, not an array");
+          Take(taken, p);
+          taken = p;
+          part_ = Part::kJob;
+        }
+        ++depth_;
+        ++p;
+        if (part_ == Part::kSkeleton && depth_ == 2 && c == '[' && key_ == "jobs") {
+          Take(taken, p);
+          taken = p;
+          part_ = Part::kJobsArray;
+        }
+        break;
+      case '}':
+      case ']':
+        if (between_jobs) {  // the jobs array ends; its bracket belongs to the skeleton
+          Take(taken, p);
+          taken = p;
+          part_ = Part::kSkeleton;
+        }
+        if (--depth_ < 0) return Malformed("a closing bracket without an opening one");
+        ++p;
+        if (part_ == Part::kJob && depth_ == 2) {
+          Take(taken, p);
+          taken = p;
+          EndJob();
+          if (error_) return;
+          part_ = Part::kJobsArray;
+        }
+        break;
+    }
+  }
+  Take(taken, end);
+}
+
+void JobListStream::EndJob() {
+  Result<JobInfo> job = decoder_.Decode(job_, "jobs[" + std::to_string(jobs_.size()) + "]");
+  job_.clear();
+  if (!job) {
+    error_ = job.error();
+    return;
+  }
+  jobs_.push_back(std::move(*job));
+}
+
+void JobListStream::Malformed(std::string what) {
+  error_ = Error{Code::kInternal, "not JSON as slurmrestd writes it: " + std::move(what),
+                 "jobs[" + std::to_string(jobs_.size()) + "]"};
+}
+
+Result<JobListAnswer> JobListStream::Finish() {
+  if (error_) return std::unexpected(*error_);
+  if (in_string_ || depth_ != 0 || part_ != Part::kSkeleton) {
+    return Fail(Code::kInternal, "not JSON: the answer ends inside a value", "");
+  }
+  Result<JobListAnswer> answer = DecodeJobList(dialect_, skeleton_);
+  if (!answer) return answer;
+  answer->jobs = std::move(jobs_);
+  jobs_.clear();
+  return answer;
+}
+
+}  // namespace slurmfleet::slurm

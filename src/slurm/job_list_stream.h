@@ -1,0 +1,51 @@
+// JobListStream: decodes a job answer (GET jobs, GET job/{id}) as its bytes arrive. It splits
+// the top-level "jobs" array into its job objects and decodes each as soon as it is complete, so
+// the whole answer (about 8 KB per job in slurmctld, ~100 MB at 12,000 jobs) is never held, nor
+// the parser's index of it: memory is one job's text plus the decoded jobs. Everything else in
+// the answer (last_update, errors, warnings, meta) is kept and decoded at the end.
+// Not thread-safe: one transfer at a time.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/error.h"
+#include "slurm/dialect.h"
+#include "slurm/job_list_decoder.h"
+#include "slurm/transport.h"
+
+namespace slurmfleet::slurm {
+
+class JobListStream final : public BodyStream {
+ public:
+  explicit JobListStream(const Dialect& dialect);
+
+  // Forgets what an earlier (failed) attempt wrote.
+  void Reset();
+  void Write(std::string_view bytes) override;
+  // After the last bytes: the answer, or kInternal naming where it is not what slurmrestd sends.
+  Result<JobListAnswer> Finish();
+
+ private:
+  enum class Part { kSkeleton, kJobsArray, kJob };
+  void Take(const char* from, const char* to);  // bytes [from, to) of part_
+  void EndJob();
+  void Malformed(std::string what);
+
+  const Dialect& dialect_;
+  JobDecoder decoder_;
+  std::string skeleton_;  // the answer without the jobs' objects
+  std::string job_;       // the job object being received
+  std::string key_;       // the last string at depth 1: the key of the value that follows
+  std::vector<JobInfo> jobs_;
+  std::optional<Error> error_;
+  Part part_ = Part::kSkeleton;
+  int depth_ = 0;
+  bool in_string_ = false;
+  bool key_string_ = false;  // the string being read is at depth 1, kept in key_
+  size_t backslashes_ = 0;   // of the string being read, right before the next byte
+};
+
+}  // namespace slurmfleet::slurm

@@ -1,0 +1,128 @@
+// JobListStream against answers recorded from the real testbed, cut into pieces of every size
+// (as curl hands them over), and against texts built to put quotes, backslashes and brackets
+// where a split would go wrong.
+#include "slurm/job_list_stream.h"
+
+#include <gtest/gtest.h>
+
+#include "slurm/fake_transport.h"
+
+namespace slurmfleet::slurm {
+namespace {
+
+// `text` written in pieces of `piece` bytes.
+Result<JobListAnswer> Stream(const Dialect& dialect, std::string_view text, size_t piece) {
+  JobListStream stream(dialect);
+  for (size_t at = 0; at < text.size(); at += piece) stream.Write(text.substr(at, piece));
+  return stream.Finish();
+}
+
+void ExpectSameMessages(const std::vector<SlurmMessage>& a, const std::vector<SlurmMessage>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].error_number, b[i].error_number);
+    EXPECT_EQ(a[i].error, b[i].error);
+    EXPECT_EQ(a[i].description, b[i].description);
+    EXPECT_EQ(a[i].source, b[i].source);
+  }
+}
+
+class JobListStreamRecordedTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(JobListStreamRecordedTest, DecodesLikeTheWholeAnswerInPiecesOfAnySize) {
+  const Dialect& dialect = *FindDialect(GetParam());
+  for (const char* name : {"jobs", "job_running", "job_het", "jobs_unchanged", "job_unknown"}) {
+    const std::string text = ReadTestdata(GetParam() + "/" + name + ".json");
+    std::string whole = text;
+    Result<JobListAnswer> expected = DecodeJobList(dialect, whole);
+    ASSERT_TRUE(expected) << name << ": " << expected.error().ToString();
+    for (size_t piece : {size_t{1}, size_t{2}, size_t{3}, size_t{7}, size_t{64}, size_t{1000},
+                         size_t{16384}, text.size()}) {
+      Result<JobListAnswer> got = Stream(dialect, text, piece);
+      ASSERT_TRUE(got) << name << " in pieces of " << piece << ": " << got.error().ToString();
+      EXPECT_EQ(got->jobs, expected->jobs) << name << " in pieces of " << piece;
+      EXPECT_EQ(got->last_update, expected->last_update) << name;
+      ExpectSameMessages(got->errors, expected->errors);
+      ExpectSameMessages(got->warnings, expected->warnings);
+    }
+    if (std::string(name) == "jobs") {
+      EXPECT_FALSE(expected->jobs.empty()) << "a real list";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllVersions, JobListStreamRecordedTest,
+                         ::testing::Values("v0.0.42", "v0.0.43", "v0.0.44", "v0.0.45"));
+
+const Dialect& V45() { return *FindDialect("v0.0.45"); }
+
+TEST(JobListStreamTest, QuotesBackslashesAndBracketsInsideStringsDoNotSplit) {
+  // name: a"}{[\   comment: x\\"   a key "jobs" inside a job and inside meta
+  const std::string text =
+      R"({"meta": {"jobs": [1, 2]}, "jobs": [ {"job_id": 7, "name": "a\"}{[\\", )"
+      R"("comment": "x\\\\\"", "jobs": [], "job_state": ["PENDING"]} ,)"
+      "\n  "
+      R"({"job_id": 8, "name": "]],{", "job_state": ["RUNNING"]}], )"
+      R"("last_update": {"set": true, "infinite": false, "number": 1800000000}, )"
+      R"("errors": [], "warnings": [{"description": "a \"jobs\": [ warning", "source": "s"}]})";
+  for (size_t piece = 1; piece <= text.size(); ++piece) {
+    Result<JobListAnswer> got = Stream(V45(), text, piece);
+    ASSERT_TRUE(got) << "pieces of " << piece << ": " << got.error().ToString();
+    ASSERT_EQ(got->jobs.size(), 2u) << "pieces of " << piece;
+    EXPECT_EQ(got->jobs[0].job_id, 7u);
+    EXPECT_EQ(got->jobs[0].name, "a\"}{[\\");
+    EXPECT_EQ(got->jobs[0].comment, "x\\\\\"");
+    EXPECT_EQ(got->jobs[0].state.base, BaseState::kPending);
+    EXPECT_EQ(got->jobs[1].name, "]],{");
+    EXPECT_EQ(got->last_update, 1800000000u);
+    ASSERT_EQ(got->warnings.size(), 1u);
+    EXPECT_EQ(got->warnings[0].description, "a \"jobs\": [ warning");
+  }
+}
+
+TEST(JobListStreamTest, AnEmptyListAndAnAnswerWithoutJobs) {
+  Result<JobListAnswer> empty = Stream(V45(), R"({"jobs": [], "errors": []})", 5);
+  ASSERT_TRUE(empty) << empty.error().ToString();
+  EXPECT_TRUE(empty->jobs.empty());
+  Result<JobListAnswer> none = Stream(
+      V45(), R"({"errors": [{"error_number": 2017, "error": "Invalid job id specified"}]})", 3);
+  ASSERT_TRUE(none) << none.error().ToString();
+  EXPECT_TRUE(none->jobs.empty());
+  ASSERT_EQ(none->errors.size(), 1u);
+  EXPECT_EQ(none->errors[0].error_number, 2017);
+}
+
+TEST(JobListStreamTest, NamesWhereAnAnswerIsNotWhatSlurmrestdSends) {
+  Result<JobListAnswer> shape = Stream(
+      V45(), R"({"jobs": [{"job_id": 1, "job_state": ["PENDING"]}, {"job_state": "RUNNING"}]})", 4);
+  ASSERT_FALSE(shape);
+  EXPECT_EQ(shape.error().code, Code::kInternal);
+  EXPECT_EQ(shape.error().where, "jobs[1].job_state");
+
+  Result<JobListAnswer> number = Stream(V45(), R"({"jobs": [{"job_id": 1}, 42]})", 100);
+  ASSERT_FALSE(number);
+  EXPECT_EQ(number.error().where, "jobs[1]");
+  EXPECT_NE(number.error().message.find("expected a job object"), std::string::npos);
+
+  Result<JobListAnswer> cut = Stream(V45(), R"({"jobs": [{"job_id": 1, "name": "ab)", 100);
+  ASSERT_FALSE(cut);
+  EXPECT_NE(cut.error().message.find("ends inside a value"), std::string::npos);
+
+  EXPECT_FALSE(Stream(V45(), "", 1));
+  EXPECT_FALSE(Stream(V45(), "]", 1));
+  EXPECT_FALSE(Stream(V45(), "<html>proxy error</html>", 4));
+}
+
+TEST(JobListStreamTest, ResetForgetsAnEarlierAttempt) {
+  JobListStream stream(V45());
+  stream.Write(R"({"jobs": [{"job_id": 1, "job_state": ["PENDING"]}, {"job_id": 2, "na)");
+  stream.Reset();
+  stream.Write(R"({"jobs": [{"job_id": 3, "job_state": ["RUNNING"]}], "errors": []})");
+  Result<JobListAnswer> got = stream.Finish();
+  ASSERT_TRUE(got) << got.error().ToString();
+  ASSERT_EQ(got->jobs.size(), 1u);
+  EXPECT_EQ(got->jobs[0].job_id, 3u);
+}
+
+}  // namespace
+}  // namespace slurmfleet::slurm
