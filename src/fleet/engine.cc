@@ -256,8 +256,9 @@ bool Engine::NeedFullList(int64_t now) const {
   for (const auto& [key, s] : active_) {
     if (s.phase == Phase::kSubmitting) return true;  // only the full list shows tags
   }
-  // a few jobs' details come one by one, cheaper than every job in the cluster
-  return DueDetails(now).size() > options_.max_detail_requests;
+  // A few jobs' details come one by one, cheaper than every job in the cluster. Many changed
+  // jobs take the full list; many pending ones have their reasons looked at by the periodic one.
+  return DueDetails(now, false).size() > options_.max_detail_requests;
 }
 
 PassStats Engine::Tick() {
@@ -370,11 +371,12 @@ void Engine::LightTrack(PassStats& stats) {
   }
 }
 
-std::vector<uint32_t> Engine::DueDetails(int64_t now) const {
+std::vector<uint32_t> Engine::DueDetails(int64_t now, bool pending_too) const {
   std::vector<uint32_t> ids;
   for (const auto& [id, due] : details_due_) {
     if (due <= now) ids.push_back(id);
   }
+  if (!pending_too) return ids;
   // a pending job's reason may say it can never start; one submitted moments ago has none worth
   // asking for yet, and slurmctld is busy starting it
   const int64_t pending = static_cast<int64_t>(options_.pending_check_interval.count());
@@ -389,7 +391,8 @@ std::vector<uint32_t> Engine::DueDetails(int64_t now) const {
 
 void Engine::FetchDetails(PassStats& stats) {
   const int64_t now = Now();
-  std::vector<uint32_t> ids = DueDetails(now);
+  std::vector<uint32_t> ids = DueDetails(now, true);
+  if (ids.size() > options_.max_detail_requests) ids = DueDetails(now, false);
   if (ids.empty() || ids.size() > options_.max_detail_requests) return;  // the full list's work
   std::vector<slurm::JobRef> refs;
   for (uint32_t id : ids) refs.push_back({id, ""});

@@ -57,6 +57,7 @@ struct EngineOptions {
   // "Insane message length"), it asks for every job's state.
   size_t max_ids_per_state_query = 256;
   // A pending job's details are fetched this often: its reason may say it can never start.
+  // More than max_detail_requests pending jobs are looked at by the periodic full list instead.
   std::chrono::seconds pending_check_interval{5};
   // A job seen to start (by jobs/state) has its details fetched this much later, not while
   // slurmctld is still launching it; an end is fetched at once.
@@ -139,8 +140,8 @@ class Engine {
   void Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_t poll_started);
   void FullTrack(PassStats& stats, int64_t poll_started);  // the whole job list
   void LightTrack(PassStats& stats);                       // jobs/state of our jobs
-  // Ids of the jobs whose details are due now: changed, or pending a while.
-  std::vector<uint32_t> DueDetails(int64_t now) const;
+  // Ids of the jobs whose details are due now: changed, and (pending_too) pending a while.
+  std::vector<uint32_t> DueDetails(int64_t now, bool pending_too) const;
   void FetchDetails(PassStats& stats);  // GET job/{id} of each, when they are few
   // A pass's observations, written in one transaction; jobs that failed fast are cancelled after.
   struct Observations {

@@ -488,6 +488,25 @@ TEST_F(EngineTest, APendingJobsReasonIsAskedOfItsOwnJobEveryFewSeconds) {
   EXPECT_EQ(slurm_.jobs().at(*Get(key).job_id).state.base, slurm::BaseState::kCancelled);
 }
 
+TEST_F(EngineTest, ManyPendingJobsHaveTheirReasonsLookedAtByThePeriodicFullList) {
+  std::vector<std::string> keys;
+  for (int i = 0; i < 20; ++i) keys.push_back(Add("many-" + std::to_string(i)));
+  engine_->Tick();
+  engine_->Tick();
+  slurm_.SetState(*Get(keys[3]).job_id, {"PENDING"}, "PartitionConfig");
+  for (int second = 0; second < 29; ++second) {
+    Advance(1s);
+    PassStats pass = engine_->Tick();
+    EXPECT_FALSE(pass.full_list) << "at " << second + 1 << " s: 20 pending jobs are not a change";
+    EXPECT_EQ(pass.detail_requests, 0) << "more than max_detail_requests: not one by one";
+  }
+  EXPECT_EQ(Get(keys[3]).phase, Phase::kPending);
+  Advance(2s);
+  EXPECT_TRUE(engine_->Tick().full_list);
+  EXPECT_EQ(Get(keys[3]).phase, Phase::kFailed);
+  EXPECT_EQ(Get(keys[4]).phase, Phase::kPending);
+}
+
 TEST_F(EngineTest, AJobVanishedFromTheStatesTakesTheFullListToProveItLost) {
   std::string key = Add("run-20c");
   engine_->Tick();
