@@ -244,6 +244,70 @@ Result<JobListAnswer> DecodeJobList(const Dialect& dialect, std::string& body) {
   return answer;
 }
 
+Result<JobStatesAnswer> DecodeJobStates(std::string& body) {
+  const size_t size = body.size();
+  body.reserve(size + simdjson::SIMDJSON_PADDING);
+  simdjson::ondemand::parser parser;
+  simdjson::ondemand::document doc;
+  if (auto error = parser.iterate(simdjson::padded_string_view(body.data(), size, body.capacity()))
+                       .get(doc)) {
+    return Fail(Code::kInternal, std::string("not JSON: ") + simdjson::error_message(error), "");
+  }
+  JobStatesAnswer answer;
+  try {
+    object top;
+    if (doc.get_object().get(top)) throw ShapeError{"", "a JSON object"};
+    for (auto field : top) {
+      std::string_view key;
+      if (field.unescaped_key().get(key)) throw ShapeError{"", "a JSON object"};
+      if (key == "jobs") {
+        array jobs;
+        if (field.value().get_array().get(jobs)) throw ShapeError{"jobs", "an array"};
+        size_t i = 0;
+        for (auto job : jobs) {
+          const std::string path = "jobs[" + std::to_string(i++) + "]";
+          object o;
+          if (job.get_object().get(o)) throw ShapeError{path, "an object"};
+          JobStateEntry entry;
+          bool leader = true, has_id = false;
+          for (auto f : o) {
+            std::string_view k;
+            if (f.unescaped_key().get(k)) throw ShapeError{path, "an object"};
+            if (k == "job_id") {
+              // a string here: "7", "7+1" for a heterogeneous job's component, "7_3" for an
+              // array task (a number on some versions)
+              std::string_view text;
+              uint64_t id = 0;
+              if (!f.value().get_string().get(text)) {
+                const size_t digits = std::min(text.find_first_not_of("0123456789"), text.size());
+                leader = digits == text.size() || text.substr(digits) == "+0";
+                if (digits == 0 || digits > 10) throw ShapeError{path + ".job_id", "a job id"};
+                id = std::stoull(std::string(text.substr(0, digits)));
+              } else if (f.value().get_uint64().get(id)) {
+                throw ShapeError{path + ".job_id", "a job id"};
+              }
+              if (id > UINT32_MAX) throw ShapeError{path + ".job_id", "a job id"};
+              entry.job_id = static_cast<uint32_t>(id);
+              has_id = true;
+            } else if (k == "state") {
+              entry.state = ParseJobState(Strings(f.value(), path + ".state"));
+            }
+          }
+          if (!has_id) throw ShapeError{path + ".job_id", "a job id"};
+          if (leader) answer.jobs.push_back(std::move(entry));
+        }
+      } else if (key == "errors") {
+        answer.errors = Messages(field.value(), "errors");
+      } else if (key == "warnings") {
+        answer.warnings = Messages(field.value(), "warnings");
+      }
+    }
+  } catch (const ShapeError& e) {
+    return Fail(Code::kInternal, "expected " + e.expected, e.path);
+  }
+  return answer;
+}
+
 struct JobDecoder::Parser {
   simdjson::ondemand::parser parser;
 };

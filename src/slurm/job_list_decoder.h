@@ -28,6 +28,17 @@ struct JobListAnswer {
 // kInternal naming the JSON path ("jobs[3].job_state") when the answer has another shape.
 Result<JobListAnswer> DecodeJobList(const Dialect& dialect, std::string& body);
 
+struct JobStatesAnswer {
+  std::vector<JobStateEntry> jobs;
+  std::vector<SlurmMessage> errors;
+  std::vector<SlurmMessage> warnings;
+};
+
+// GET jobs/state: every job's id and state, a heterogeneous job by its leader ("7+0"); its other
+// components ("7+1") and array tasks ("7_3") are left out: they are not jobs we submit. `body`
+// gets spare capacity as for DecodeJobList; kInternal naming the JSON path on another shape.
+Result<JobStatesAnswer> DecodeJobStates(std::string& body);
+
 // Decodes one job object's text at a time (an element of an answer's "jobs"), reusing its
 // parser's buffers from job to job: for a list split as it arrives (JobListStream).
 class JobDecoder {

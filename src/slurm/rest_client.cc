@@ -175,16 +175,15 @@ Result<nlohmann::json> RestClient::Call(const std::string& method, const std::st
   }
 }
 
-Result<JobListAnswer> RestClient::CallJobList(const std::string& path) {
-  const std::string where = "GET " + path;
+template <typename Answer, typename Decode>
+Result<Answer> RestClient::GetDecoded(const std::string& path, JobListStream* stream,
+                                      Decode decode) {
+  const std::string where = "GET " + (path.size() > 120 ? path.substr(0, path.find('?')) : path);
   bool reauthed = false;
   for (;;) {
-    // decoded as it arrives: a full list is never held whole
-    JobListStream stream(*dialect_);
-    Result<HttpResponse> r = Exchange("GET", path, "", Idempotent::kYes, reauthed, &stream);
+    Result<HttpResponse> r = Exchange("GET", path, "", Idempotent::kYes, reauthed, stream);
     if (!r) return std::unexpected(r.error());
-    if (!r->body.empty()) stream.Write(r->body);  // a transport that does not stream
-    Result<JobListAnswer> answer = stream.Finish();
+    Result<Answer> answer = decode(r->body);
     if (!answer) {
       const Error& e = answer.error();
       return Fail(Code::kInternal, e.message, e.where.empty() ? where : where + " " + e.where);
@@ -200,6 +199,15 @@ Result<JobListAnswer> RestClient::CallJobList(const std::string& path) {
     if (!answer->errors.empty()) return Fail(Code::kRejected, DescribeAll(answer->errors), where);
     return answer;
   }
+}
+
+Result<JobListAnswer> RestClient::CallJobList(const std::string& path) {
+  // decoded as it arrives: a full list is never held whole
+  JobListStream stream(*dialect_);
+  return GetDecoded<JobListAnswer>(path, &stream, [&stream](const std::string& body) {
+    if (!body.empty()) stream.Write(body);  // a transport that does not stream
+    return stream.Finish();
+  });
 }
 
 Result<PingReport> RestClient::Ping() {
@@ -327,37 +335,10 @@ Result<std::vector<JobStateEntry>> RestClient::AllJobStates() {
 }
 
 Result<std::vector<JobStateEntry>> RestClient::GetStates(const std::string& path) {
-  std::vector<JobStateEntry> out;
-  Result<nlohmann::json> body = Call("GET", path, "", Idempotent::kYes);
-  if (!body) return std::unexpected(body.error());
-  const std::string where = "GET " + dialect_->Path("/jobs/state/");
-  if (std::vector<SlurmMessage> errors = ErrorsOf(*body); !errors.empty()) {
-    return Fail(Code::kRejected, DescribeAll(errors), where);
-  }
-  const nlohmann::json* list = JsonFields(*body, "").Array("jobs");
-  if (!list) return Fail(Code::kInternal, "answer has no jobs[]", where);
-  out.reserve(list->size());
-  for (const nlohmann::json& entry : *list) {
-    JsonFields f(entry, "jobs[]");
-    JobStateEntry e;
-    // job_id is a string here: "7", "7+1" for a heterogeneous job's component, "7_3" for an
-    // array task. A het job is tracked by its leader ("+0"); other components and array tasks
-    // are not jobs we submit.
-    if (const auto id = entry.find("job_id"); id != entry.end() && id->is_string()) {
-      const std::string& text = id->get_ref<const std::string&>();
-      size_t digits = text.find_first_not_of("0123456789");
-      std::string suffix = digits == std::string::npos ? "" : text.substr(digits);
-      if (!suffix.empty() && suffix != "+0") continue;
-      nlohmann::json leader = {{"job_id", text.substr(0, digits)}};
-      e.job_id = JsonFields(leader, "jobs[]").UInt32("job_id");
-    } else {
-      e.job_id = f.UInt32("job_id");
-    }
-    e.state = ParseJobState(f.StringArray("state"));
-    if (!f.ok()) return Fail(Code::kInternal, f.error().message, where + " " + f.error().where);
-    out.push_back(std::move(e));
-  }
-  return out;
+  Result<JobStatesAnswer> answer = GetDecoded<JobStatesAnswer>(
+      path, nullptr, [](std::string& body) { return DecodeJobStates(body); });
+  if (!answer) return std::unexpected(answer.error());
+  return std::move(answer->jobs);
 }
 
 Result<std::vector<JobInfo>> RestClient::ListJobs(std::string_view name_prefix) {

@@ -76,6 +76,10 @@ class RestClient final : public Client {
   // once.
   Result<nlohmann::json> Call(const std::string& method, const std::string& path,
                               const std::string& body, Idempotent idempotent);
+  // A GET whose answer `decode` turns into an Answer with errors: an auth error among them
+  // re-authenticates once, others are kRejected. `stream`, when given, takes a 2xx body.
+  template <typename Answer, typename Decode>
+  Result<Answer> GetDecoded(const std::string& path, JobListStream* stream, Decode decode);
   // A GET whose answer is a job list, decoded job by job as it arrives (it can be tens of MB).
   Result<JobListAnswer> CallJobList(const std::string& path);
   Result<HttpResponse> SendOnce(const std::string& method, const std::string& path,

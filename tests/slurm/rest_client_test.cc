@@ -166,6 +166,24 @@ TEST_P(RestClientTest, JobStatesTrackHetLeadersAndSkipOtherComponentsAndArrayTas
   EXPECT_EQ((*r)[1].state.base, BaseState::kPending);
 }
 
+TEST_P(RestClientTest, AJobStatesAnswerOfAnotherShapeNamesWhere) {
+  transport_.On("GET " + P("/jobs/state/"),
+                HttpResponse{200,
+                             R"({"jobs":[{"job_id":"7","state":["RUNNING"]},
+                                         {"job_id":"x","state":["PENDING"]}]})",
+                             "application/json"});
+  transport_.On(
+      "GET " + P("/jobs/state/"),
+      HttpResponse{200, R"({"jobs":[{"job_id":"7","state":"RUNNING"}]})", "application/json"});
+  Result<std::vector<JobStateEntry>> r = Make()->AllJobStates();
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Code::kInternal);
+  EXPECT_EQ(r.error().where, "GET " + P("/jobs/state/") + " jobs[1].job_id");
+  r = Make()->AllJobStates();
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().where, "GET " + P("/jobs/state/") + " jobs[0].state");
+}
+
 TEST_P(RestClientTest, DecodesEveryJobOfARecordedFullList) {
   transport_.On("GET " + P("/jobs/"), Recorded(v(), "jobs"));
   Result<JobsSnapshot> snapshot = Make()->JobsChangedSince(std::nullopt);
