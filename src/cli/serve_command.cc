@@ -118,6 +118,7 @@ int RunServe(const ServeOptions& options) {
     slurm::TransportOptions t;
     t.base_url = cloud.slurm_rest_api_url;
     t.verify_tls = cloud.tls_verify;
+    t.ca_file = cloud.ca_file;
     t.total_timeout = std::chrono::seconds(daemon.slurm_timeout_seconds);
     auto transport = slurm::CurlTransport::Create(t);
     if (!transport) {
@@ -160,6 +161,7 @@ int RunServe(const ServeOptions& options) {
     jo.user = j.credentials.user;
     jo.api_token_file = j.credentials.api_token_file;
     jo.verify_tls = j.tls_verify;
+    jo.ca_file = j.ca_file;
     auto client = jenkins::HttpClient::Create(jo);
     if (!client) {
       Log("error: jenkins: " + client.error().ToString());

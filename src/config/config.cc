@@ -284,6 +284,9 @@ Cloud DecodeCloud(const YAML::Node& n, const std::string& path, DiagnosticSink& 
   CheckUrl(r, "slurmRestApiUrl", c.slurm_rest_api_url);
   c.api_version = ApiVersion(r, "apiVersion", std::string(kAutoApiVersion), /*allow_auto=*/true);
   c.tls_verify = r.Bool("tlsVerify").value_or(true);
+  std::optional<std::string> ca = r.String("caFile");
+  CheckAbsolute(r, "caFile", ca);
+  c.ca_file = ca.value_or("");
   c.credentials = DecodeCredentials(r);
   r.HintForUnknown("credentialsId",
                    "slurmfleet reads the JWT itself instead of a Jenkins credential: replace "
@@ -384,6 +387,9 @@ std::optional<JenkinsConfig> DecodeJenkins(MapReader& r, DiagnosticSink& sink) {
   YAML::Node creds = r.Child("credentials");
   JenkinsConfig j;
   j.tls_verify = r.Bool("tlsVerify").value_or(true);
+  std::optional<std::string> ca = r.String("caFile");
+  CheckAbsolute(r, "caFile", ca);
+  j.ca_file = ca.value_or("");
   if (auto v = r.Int("pollMs", 200, 600000)) j.poll_ms = static_cast<int>(*v);
   if (auto v = r.Int("agentTimeoutMinutes", 1, 24 * 60))
     j.agent_timeout_minutes = static_cast<int>(*v);
@@ -392,7 +398,7 @@ std::optional<JenkinsConfig> DecodeJenkins(MapReader& r, DiagnosticSink& sink) {
   }
   if (!url) {
     // every key beside url is about the Jenkins it names: alone, it would silently do nothing
-    for (const char* key : {"credentials", "tlsVerify", "pollMs", "agentTimeoutMinutes",
+    for (const char* key : {"credentials", "tlsVerify", "caFile", "pollMs", "agentTimeoutMinutes",
                             "ephemeralTemplateTtlSeconds"}) {
       if (r.node()[key]) {
         sink.Report(r.node()[key], std::string("jenkins.") + key,

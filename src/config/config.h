@@ -58,6 +58,7 @@ struct Cloud {
   std::string slurm_rest_api_url;
   std::string api_version = std::string(kAutoApiVersion);  // "auto" or "v0.0.4x"
   bool tls_verify = true;
+  std::string ca_file;  // PEM bundle for slurmrestd's certificate; empty: the system's CAs
   SlurmCredentials credentials;
   std::string jenkins_url;  // JENKINS_URL of agents: jenkinsUrl, else jenkins.url; ends with '/'
   int max_agents = 10;
@@ -76,7 +77,8 @@ struct JenkinsConfig {
   std::string url;  // the URL slurmfleet uses for Jenkins' API; ends with '/'
   JenkinsCredentials credentials;
   bool tls_verify = true;
-  int poll_ms = 2000;  // queue and node polling interval
+  std::string ca_file;  // PEM bundle for Jenkins' certificate; empty: the system's CAs
+  int poll_ms = 2000;   // queue and node polling interval
   // Overrides agentTimeoutMinutes of every cloud and template (SLURMFLEET_AGENT_TIMEOUT_MINUTES,
   // like the plugin's system property).
   std::optional<int> agent_timeout_minutes;

@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/ca_file.h"
+
 namespace slurmfleet::jenkins {
 
 using nlohmann::json;
@@ -508,6 +510,10 @@ Result<std::unique_ptr<HttpClient>> HttpClient::Create(HttpClientOptions options
   }
   if (options.total_timeout.count() <= 0) {
     return Fail(Code::kInvalidInput, "must be positive", "total_timeout");
+  }
+  if (!options.ca_file.empty()) {
+    if (Status ca = CheckCaFile(options.ca_file, "ca_file"); !ca)
+      return std::unexpected(ca.error());
   }
   auto token = ReadToken(options.api_token_file, options.user);
   if (!token) return std::unexpected(token.error());

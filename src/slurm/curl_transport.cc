@@ -2,6 +2,8 @@
 
 #include <curl/curl.h>
 
+#include "base/ca_file.h"
+
 namespace slurmfleet::slurm {
 namespace {
 
@@ -59,6 +61,11 @@ Result<std::unique_ptr<CurlTransport>> CurlTransport::Create(TransportOptions op
                 "slurm url");
   }
   while (!options.base_url.empty() && options.base_url.back() == '/') options.base_url.pop_back();
+  if (!options.ca_file.empty()) {
+    if (Status ca = CheckCaFile(options.ca_file, "ca_file"); !ca) {
+      return std::unexpected(ca.error());
+    }
+  }
   return std::unique_ptr<CurlTransport>(new CurlTransport(std::move(options)));
 }
 

@@ -342,6 +342,25 @@ std::string WithJenkins(const std::string& jenkins_keys, const std::string& clou
          cloud_keys;
 }
 
+TEST(JenkinsConfigTest, CaFilesForJenkinsAndSlurmrestd) {
+  LoadResult r = LoadConfigText(
+      WithJenkins("  url: https://jenkins:8443\n"
+                  "  credentials: {user: admin, apiTokenFile: /etc/sf/jenkins.token}\n"
+                  "  caFile: /etc/ssl/site-ca.pem\n",
+                  "        caFile: /etc/ssl/hpc-ca.pem\n"),
+      "f.yaml", {});
+  ASSERT_TRUE(r.ok()) << testing::PrintToString(Lines(r));
+  EXPECT_EQ(r.config.jenkins->ca_file, "/etc/ssl/site-ca.pem");
+  EXPECT_EQ(r.config.clouds[0].ca_file, "/etc/ssl/hpc-ca.pem");
+  EXPECT_EQ(Lines(LoadConfigText(
+                WithJenkins("  url: https://jenkins:8443\n"
+                            "  credentials: {user: admin, apiTokenFile: /etc/sf/jenkins.token}\n",
+                            "        caFile: ca.pem\n"),
+                "f.yaml", {})),
+            std::vector<std::string>{"f.yaml:9:17: jenkins.clouds[0].slurm.caFile: 'ca.pem' is not "
+                                     "an absolute path (fix: write a path starting with /)"});
+}
+
 TEST(JenkinsConfigTest, UrlCredentialsAndDefaults) {
   LoadResult r = LoadConfigText(
       WithJenkins("  url: http://jenkins:8080\n"

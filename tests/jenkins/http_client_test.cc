@@ -283,6 +283,9 @@ TEST_F(HttpClientTest, CreateRejectsBadOptionsNamingThem) {
   EXPECT_EQ(e.where, "total_timeout");
   e = with([](auto& o) { o.connect_timeout = -1ms; });
   EXPECT_EQ(e.where, "connect_timeout");
+  e = with([](auto& o) { o.ca_file = "/nonexistent/site-ca.pem"; });
+  EXPECT_EQ(e.code, Code::kInvalidInput);
+  EXPECT_EQ(e.where, "ca_file");
   EXPECT_TRUE(jenkins_.seen().empty());
 }
 

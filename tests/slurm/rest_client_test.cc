@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "slurm/curl_transport.h"
 #include "slurm/fake_transport.h"
 
 namespace slurmfleet::slurm {
@@ -383,6 +384,17 @@ TEST(RestClientConnectTest, UnreachableServerIsUnavailable) {
   auto c = RestClient::Connect(t, tokens, {});
   ASSERT_FALSE(c);
   EXPECT_EQ(c.error().code, Code::kUnavailable);
+}
+
+TEST(CurlTransportTest, AnUnreadableCaFileIsNamedWhenTheTransportIsMade) {
+  TransportOptions t;
+  t.base_url = "https://slurmrestd:6820";
+  t.ca_file = "/nonexistent/site-ca.pem";
+  auto transport = CurlTransport::Create(t);
+  ASSERT_FALSE(transport);
+  EXPECT_EQ(transport.error().code, Code::kInvalidInput);
+  EXPECT_EQ(transport.error().where, "ca_file");
+  EXPECT_NE(transport.error().message.find("/nonexistent/site-ca.pem"), std::string::npos);
 }
 
 }  // namespace
