@@ -53,6 +53,7 @@
 #include "fleet/template_registry.h"
 #include "jenkins/http_client.h"
 #include "jenkins/standin/jenkins_standin.h"
+#include "jenkins/standin/standin_agent_install.h"
 #include "launch/agent_name.h"
 #include "launch/render.h"
 #include "slurm/curl_transport.h"
@@ -65,7 +66,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kStandinDir = "/opt/slurmfleet-standin";  // inside the testbed's rootfs
+using standin::InstallStandinAgent;
+constexpr const char* kStandinDir = standin::kStandinAgentDir;
 constexpr const char* kLabel = "benchagent";
 constexpr const char* kTemplate = "agent";
 // After the previous trial's job ended, before the next trial: slurmd finishes the job's clean-up,
@@ -104,27 +106,6 @@ double Median(const std::vector<double>& v) { return Percentile(v, 50); }
 std::string Env(const char* name) {
   const char* v = std::getenv(name);
   return v ? v : "";
-}
-
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// The stand-in agent as `java`, plus a dummy agent.jar, where the testbed's jobs see them (as
-// provisioner_integration_test does). Left alone when already identical: another run's agents may
-// be executing it right now.
-void InstallStandinAgent(const std::string& root) {
-  const fs::path dir = fs::path(root) / std::string(kStandinDir).substr(1);
-  fs::create_directories(dir);
-  if (!fs::exists(dir / "java") || ReadFile(dir / "java") != ReadFile(STANDIN_JAVA)) {
-    fs::copy_file(STANDIN_JAVA, dir / "java", fs::copy_options::overwrite_existing);
-  }
-  fs::permissions(dir / "java", fs::perms(0755));
-  if (!fs::exists(dir / "agent.jar")) std::ofstream(dir / "agent.jar") << "PK stand-in agent.jar";
-  fs::permissions(dir / "agent.jar", fs::perms(0644));
 }
 
 // jenkins::Client decorator: when Queue() first answered each buildable item, and when the node of

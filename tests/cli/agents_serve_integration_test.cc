@@ -30,6 +30,7 @@
 
 #include "fleet/job_tag.h"
 #include "jenkins/standin/jenkins_standin.h"
+#include "jenkins/standin/standin_agent_install.h"
 #include "slurm/testbed_env.h"
 
 namespace slurmfleet {
@@ -38,23 +39,13 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-constexpr const char* kStandinDir = "/opt/slurmfleet-standin";  // inside the testbed's rootfs
+using standin::InstallStandinAgent;
+constexpr const char* kStandinDir = standin::kStandinAgentDir;
 constexpr const char* kAdminToken = "agents-e2e-admin-token-0123456789";
 constexpr const char* kReadToken = "agents-e2e-read-token-9876543210";
 constexpr int kBuilds = 8;
 constexpr size_t kInstanceCap = 4;
 constexpr int kKills = 3;
-
-// Puts the stand-in agent (as `java`) and a dummy agent.jar where the testbed's jobs see them, as
-// tests/fleet/provisioner_integration_test.cc does.
-void InstallStandinAgent(const std::string& root) {
-  const fs::path dir = fs::path(root) / std::string(kStandinDir).substr(1);
-  fs::create_directories(dir);
-  fs::copy_file(STANDIN_JAVA, dir / "java", fs::copy_options::overwrite_existing);
-  fs::permissions(dir / "java", fs::perms(0755));
-  std::ofstream(dir / "agent.jar") << "PK stand-in agent.jar";
-  fs::permissions(dir / "agent.jar", fs::perms(0644));
-}
 
 // A port nothing listens on now (the kernel's pick for an ephemeral bind); daemon.listen needs a
 // real port, and the daemon is restarted on the same one.

@@ -17,6 +17,7 @@
 #include "fleet/provisioner.h"
 #include "jenkins/http_client.h"
 #include "jenkins/standin/jenkins_standin.h"
+#include "jenkins/standin/standin_agent_install.h"
 #include "slurm/testbed_env.h"
 
 namespace slurmfleet::fleet {
@@ -25,21 +26,12 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-constexpr const char* kStandinDir = "/opt/slurmfleet-standin";  // inside the testbed's rootfs
+using standin::InstallStandinAgent;
+constexpr const char* kStandinDir = standin::kStandinAgentDir;
 
 std::string UniqueInstance() {
   std::mt19937_64 rng{std::random_device{}()};
   return "pv" + std::to_string(rng() % 1000000000);
-}
-
-// Puts the stand-in agent (as `java`) and a dummy agent.jar where the testbed's jobs see them.
-void InstallStandinAgent(const std::string& root) {
-  const fs::path dir = fs::path(root) / std::string(kStandinDir).substr(1);
-  fs::create_directories(dir);
-  fs::copy_file(STANDIN_JAVA, dir / "java", fs::copy_options::overwrite_existing);
-  fs::permissions(dir / "java", fs::perms(0755));
-  std::ofstream(dir / "agent.jar") << "PK stand-in agent.jar";
-  fs::permissions(dir / "agent.jar", fs::perms(0644));
 }
 
 class ProvisionerIntegrationTest : public ::testing::Test {
