@@ -828,14 +828,16 @@ int main(int argc, char** argv) {
          "the agent it caused;\n   item_id: against the POST of the agent whose record names "
          "the item, which the planner may pick\n   among older items still queued, see "
          "bench/README.md)\n";
-  std::cout << "  where first sight -> POST goes (poll):\n";
-  std::cout << Row("  sight -> node created (i-th/i-th)", poll.sight_to_node);
-  std::cout << Row("  node created -> secret read", poll.node_to_secret);
-  std::cout << Row("  secret read -> POST (intent, engine pass)", poll.secret_to_post);
-  std::cout << "  slurmrestd requests of the engine (poll run), ms:\n";
-  for (const auto& [kind, v] : poll.requests) std::cout << Row("  " + kind, v);
-  std::cout << "  Jenkins calls of the provisioner (poll run), ms:\n";
-  for (const auto& [kind, v] : poll.jenkins_calls) std::cout << Row("  " + kind, v);
+  for (const LatencyResult* r : {&poll, &woken}) {
+    std::cout << "  where first sight -> POST goes (" << r->mode << "):\n";
+    std::cout << Row("  sight -> node created (i-th/i-th)", r->sight_to_node);
+    std::cout << Row("  node created -> secret read", r->node_to_secret);
+    std::cout << Row("  secret read -> POST (intent, engine pass)", r->secret_to_post);
+    std::cout << "  slurmrestd requests of the engine (" << r->mode << " run), ms:\n";
+    for (const auto& [kind, v] : r->requests) std::cout << Row("  " + kind, v);
+    std::cout << "  Jenkins calls of the provisioner (" << r->mode << " run), ms:\n";
+    for (const auto& [kind, v] : r->jenkins_calls) std::cout << Row("  " + kind, v);
+  }
 
   const double raw_med = Median(e2e.raw);
   const double eng_med = Median(e2e.engine_from_enqueue);
