@@ -419,11 +419,14 @@ void Engine::FetchDetails(PassStats& stats) {
       }
       continue;
     }
+    bool tracked = false;
     for (auto& [key, s] : active_) {
       if (s.job_id == refs[i].id && !answers[i]->empty()) {
         Observe(s, answers[i]->front(), now, seen, stats);
+        tracked = true;
       }
     }
+    if (!tracked) details_due_.erase(refs[i].id);  // its submission ended meanwhile
   }
   Commit(seen);
 }
@@ -797,6 +800,7 @@ void Engine::Retire() {
   for (auto it = active_.begin(); it != active_.end();) {
     if (store::IsTerminal(it->second.phase)) {
       cancel_sent_at_.erase(it->first);
+      if (it->second.job_id) details_due_.erase(*it->second.job_id);
       it = active_.erase(it);
     } else {
       ++it;
