@@ -3,8 +3,9 @@
 //   - an intent is persisted as kSubmitting *before* its POST; after an unknown outcome it is
 //     never sent again blindly: the job is looked up by its tag until it is found (adopted) or
 //     its absence is proven by a full job list taken long enough after the POST;
-//   - every tracked job is observed through ONE request per pass (GET jobs?update_time=), however
-//     many there are; state changes become events; a job that vanished is marked lost after a grace
+//   - every tracked job is observed through ONE request per pass (jobs/state, or the full job
+//     list), however many there are, plus the own GET of at most max_detail_requests jobs that
+//     changed; state changes become events; a job that vanished is marked lost after a grace
 //     period; a pending reason that cannot resolve fails the submission fast and cancels the job;
 //   - a job carrying our instance's tag that no live submission owns is cancelled after a grace
 //     period (garbage collection); jobs without our tag or of other users are never touched.

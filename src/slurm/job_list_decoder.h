@@ -1,4 +1,4 @@
-// Decodes slurmrestd's job answers (GET jobs, GET job/{id}) into the model with simdjson's
+// Decodes slurmrestd's job answers (GET jobs, GET job/{id}, GET jobs/state) with simdjson's
 // on-demand parser, reading only the fields JobInfo holds, without building a DOM. A full job
 // list is about 8 KB per job (tens of MB on a busy cluster): RestClient splits it as it arrives
 // (JobListStream) and decodes it job by job with JobDecoder; DecodeJobList decodes a whole text.

@@ -22,6 +22,12 @@ std::chrono::milliseconds Backoff(const RetryPolicy& policy, int attempt) {
   return std::chrono::milliseconds(dist(rng));
 }
 
+// "GET /slurm/v0.0.45/jobs/state/?job_id=1&...", for errors: a many-job query can be kilobytes
+// long, so a long request is named by its path alone.
+std::string RequestName(const std::string& method, const std::string& path) {
+  return method + " " + (path.size() > 120 ? path.substr(0, path.find('?')) : path);
+}
+
 }  // namespace
 
 RestClient::RestClient(Transport& transport, auth::TokenSource& tokens, RestClientOptions options,
@@ -103,9 +109,7 @@ Result<HttpResponse> RestClient::SendOnce(const std::string& method, const std::
 Result<HttpResponse> RestClient::Exchange(const std::string& method, const std::string& path,
                                           const std::string& body, Idempotent idempotent,
                                           bool& reauthed, JobListStream* stream) {
-  // the query of a many-job request can be kilobytes long: name the request by its path
-  const std::string where =
-      method + " " + (path.size() > 120 ? path.substr(0, path.find('?')) : path);
+  const std::string where = RequestName(method, path);
   const bool retry_ok = idempotent == Idempotent::kYes;
   for (int attempt = 0;; ++attempt) {
     Result<HttpResponse> r = SendOnce(method, path, body, stream);
@@ -178,7 +182,7 @@ Result<nlohmann::json> RestClient::Call(const std::string& method, const std::st
 template <typename Answer, typename Decode>
 Result<Answer> RestClient::GetDecoded(const std::string& path, JobListStream* stream,
                                       Decode decode) {
-  const std::string where = "GET " + (path.size() > 120 ? path.substr(0, path.find('?')) : path);
+  const std::string where = RequestName("GET", path);
   bool reauthed = false;
   for (;;) {
     Result<HttpResponse> r = Exchange("GET", path, "", Idempotent::kYes, reauthed, stream);
