@@ -201,9 +201,12 @@ std::vector<SlurmMessage> Messages(value v, const std::string& path) {
   return out;
 }
 
-}  // namespace
-
-Result<JobListAnswer> DecodeJobList(const Dialect& dialect, std::string& body) {
+// Parses an answer `body` (given the parser's padding) and walks its top-level object: errors and
+// warnings go to `errors` and `warnings`, every other field to on_field(key, value), which
+// throws ShapeError on another shape. kInternal naming the JSON path when the answer has one.
+template <typename OnField>
+Status DecodeAnswer(std::string& body, std::vector<SlurmMessage>& errors,
+                    std::vector<SlurmMessage>& warnings, OnField on_field) {
   const size_t size = body.size();
   body.reserve(size + simdjson::SIMDJSON_PADDING);
   simdjson::ondemand::parser parser;
@@ -212,57 +215,58 @@ Result<JobListAnswer> DecodeJobList(const Dialect& dialect, std::string& body) {
                        .get(doc)) {
     return Fail(Code::kInternal, std::string("not JSON: ") + simdjson::error_message(error), "");
   }
-  JobListAnswer answer;
   try {
     object top;
     if (doc.get_object().get(top)) throw ShapeError{"", "a JSON object"};
     for (auto field : top) {
       std::string_view key;
       if (field.unescaped_key().get(key)) throw ShapeError{"", "a JSON object"};
-      if (key == "jobs") {
-        array jobs;
-        if (field.value().get_array().get(jobs)) throw ShapeError{"jobs", "an array"};
-        size_t i = 0;
-        for (auto job : jobs) {
-          value v;
-          if (job.get(v)) throw ShapeError{"jobs[" + std::to_string(i) + "]", "a job"};
-          answer.jobs.push_back(DecodeJob(dialect, v, "jobs[" + std::to_string(i) + "]"));
-          ++i;
-        }
-      } else if (key == "last_update") {
-        if (auto n = NoVal(field.value(), "last_update"); n && *n > 0)
-          answer.last_update = static_cast<uint64_t>(*n);
-      } else if (key == "errors") {
-        answer.errors = Messages(field.value(), "errors");
+      if (key == "errors") {
+        errors = Messages(field.value(), "errors");
       } else if (key == "warnings") {
-        answer.warnings = Messages(field.value(), "warnings");
+        warnings = Messages(field.value(), "warnings");
+      } else {
+        on_field(key, field.value());
       }
     }
   } catch (const ShapeError& e) {
     return Fail(Code::kInternal, "expected " + e.expected, e.path);
   }
+  return {};
+}
+
+}  // namespace
+
+Result<JobListAnswer> DecodeJobList(const Dialect& dialect, std::string& body) {
+  JobListAnswer answer;
+  Status decoded =
+      DecodeAnswer(body, answer.errors, answer.warnings, [&](std::string_view key, value field) {
+        if (key == "jobs") {
+          array jobs;
+          if (field.get_array().get(jobs)) throw ShapeError{"jobs", "an array"};
+          size_t i = 0;
+          for (auto job : jobs) {
+            value v;
+            if (job.get(v)) throw ShapeError{"jobs[" + std::to_string(i) + "]", "a job"};
+            answer.jobs.push_back(DecodeJob(dialect, v, "jobs[" + std::to_string(i) + "]"));
+            ++i;
+          }
+        } else if (key == "last_update") {
+          if (auto n = NoVal(field, "last_update"); n && *n > 0)
+            answer.last_update = static_cast<uint64_t>(*n);
+        }
+      });
+  if (!decoded) return std::unexpected(decoded.error());
   return answer;
 }
 
 Result<JobStatesAnswer> DecodeJobStates(std::string& body) {
-  const size_t size = body.size();
-  body.reserve(size + simdjson::SIMDJSON_PADDING);
-  simdjson::ondemand::parser parser;
-  simdjson::ondemand::document doc;
-  if (auto error = parser.iterate(simdjson::padded_string_view(body.data(), size, body.capacity()))
-                       .get(doc)) {
-    return Fail(Code::kInternal, std::string("not JSON: ") + simdjson::error_message(error), "");
-  }
   JobStatesAnswer answer;
-  try {
-    object top;
-    if (doc.get_object().get(top)) throw ShapeError{"", "a JSON object"};
-    for (auto field : top) {
-      std::string_view key;
-      if (field.unescaped_key().get(key)) throw ShapeError{"", "a JSON object"};
-      if (key == "jobs") {
+  Status decoded =
+      DecodeAnswer(body, answer.errors, answer.warnings, [&](std::string_view key, value field) {
+        if (key != "jobs") return;
         array jobs;
-        if (field.value().get_array().get(jobs)) throw ShapeError{"jobs", "an array"};
+        if (field.get_array().get(jobs)) throw ShapeError{"jobs", "an array"};
         size_t i = 0;
         for (auto job : jobs) {
           const std::string path = "jobs[" + std::to_string(i++) + "]";
@@ -296,15 +300,8 @@ Result<JobStatesAnswer> DecodeJobStates(std::string& body) {
           if (!has_id) throw ShapeError{path + ".job_id", "a job id"};
           if (leader) answer.jobs.push_back(std::move(entry));
         }
-      } else if (key == "errors") {
-        answer.errors = Messages(field.value(), "errors");
-      } else if (key == "warnings") {
-        answer.warnings = Messages(field.value(), "warnings");
-      }
-    }
-  } catch (const ShapeError& e) {
-    return Fail(Code::kInternal, "expected " + e.expected, e.path);
-  }
+      });
+  if (!decoded) return std::unexpected(decoded.error());
   return answer;
 }
 
