@@ -158,9 +158,6 @@ class TimedJenkins final : public jenkins::Client {
   Status DeleteNode(const std::string& name) override {
     return Timed("DeleteNode", [&] { return inner_.DeleteNode(name); });
   }
-  Result<jenkins::RunInfo> Run(const std::string& run_url) override {
-    return Timed("Run", [&] { return inner_.Run(run_url); });
-  }
   Result<jenkins::LabelLoad> Label(const std::string& expression) override {
     return Timed("Label", [&] { return inner_.Label(expression); });
   }

@@ -69,9 +69,6 @@ class Client {
   // POST /computer/<name>/doDelete. kNotFound when it is already gone.
   virtual Status DeleteNode(const std::string& name) = 0;
 
-  // GET <run_url>api/json?tree=building,result,builtOn,queueId. kNotFound when it is gone.
-  virtual Result<RunInfo> Run(const std::string& run_url) = 0;
-
   // GET /label/<expression>/api/json with the load statistics' latest 10 s sample.
   virtual Result<LabelLoad> Label(const std::string& expression) = 0;
 };

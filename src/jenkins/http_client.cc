@@ -265,15 +265,6 @@ bool IsLowerHex64(std::string_view text) {
          });
 }
 
-// The path of an absolute URL ("/jenkins/job/x/1/"); a relative one is returned as it is.
-std::string_view UrlPath(std::string_view url) {
-  url = url.substr(0, url.find_first_of("?#"));
-  size_t scheme = url.find("://");
-  if (scheme == std::string_view::npos) return url;
-  size_t path = url.find('/', scheme + 3);
-  return path == std::string_view::npos ? std::string_view("/") : url.substr(path);
-}
-
 // One piece of markup in an XML document, '<' to '>'.
 struct XmlMarkup {
   enum Kind { kStart, kEnd, kEmpty, kOther } kind = kOther;  // kOther: comment, PI, CDATA
@@ -910,35 +901,6 @@ Status HttpClient::DeleteNode(const std::string& name) {
   if (!response) return std::unexpected(response.error());
   if (response->status == 302 || response->status == 200) return {};
   return std::unexpected(StatusError(request, *response));
-}
-
-Result<RunInfo> HttpClient::Run(const std::string& run_url) {
-  // Absolute URLs carry the configured root URL, which need not be base_url: keep the path below
-  // the root, found as base_url's own path or else from the first `job/` segment.
-  std::string_view path = UrlPath(run_url);
-  std::string_view root = UrlPath(options_.base_url);
-  std::string relative;
-  if (!path.starts_with('/')) {
-    relative = path;
-  } else if (path.starts_with(root)) {
-    relative = path.substr(root.size());
-  } else if (size_t job = path.find("/job/"); job != std::string_view::npos) {
-    relative = path.substr(job + 1);
-  }
-  if (relative.empty()) {
-    return Fail(Code::kInvalidInput, "run URL '" + AsciiOnly(run_url) + "' names no build",
-                "run url");
-  }
-  if (relative.back() != '/') relative += '/';
-  return GetJson<RunInfo>(relative + "api/json", "building,result,builtOn,queueId", false,
-                          [](const json& body, const Response&) -> Result<RunInfo> {
-                            RunInfo run;
-                            run.building = Bool(body, "building");
-                            run.result = Str(body, "result");
-                            run.built_on = Str(body, "builtOn");
-                            run.queue_id = Int(body, "queueId");
-                            return run;
-                          });
 }
 
 Result<LabelLoad> HttpClient::Label(const std::string& expression) {

@@ -83,7 +83,6 @@ class HttpClient final : public Client {
   // `run_url` as Jenkins wrote it (absolute, under its configured root URL, or relative to the
   // root): only its path below the root is used, so a root URL that differs from base_url works.
   // kInvalidInput when it holds no path below the root.
-  Result<RunInfo> Run(const std::string& run_url) override;
   Result<LabelLoad> Label(const std::string& expression) override;
 
   // Jenkins' node name rules (Jenkins.checkGoodName; CONTRACT.md §3.4). kInvalidInput naming the

@@ -59,8 +59,9 @@ struct Executor {
 // One node as GET /computer/api/json or /computer/<name>/api/json shows it.
 struct Computer {
   std::string name;  // displayName
-  std::string computer_class;  // "hudson.slaves.SlaveComputer", "hudson.model.Hudson$MasterComputer"
-  std::string description;     // the node description
+  // "hudson.slaves.SlaveComputer", "hudson.model.Hudson$MasterComputer"
+  std::string computer_class;
+  std::string description;  // the node description
   bool offline = true;
   bool temporarily_offline = false;
   bool idle = true;
@@ -84,14 +85,6 @@ struct NodeSpec {
   std::string labels;  // space-separated
   NodeMode mode = NodeMode::kExclusive;
   int num_executors = 1;
-};
-
-// GET <run url>api/json?tree=building,result,builtOn,queueId
-struct RunInfo {
-  bool building = false;
-  std::string result;  // "" while building; SUCCESS, UNSTABLE, FAILURE, NOT_BUILT, ABORTED
-  std::string built_on;
-  int64_t queue_id = 0;
 };
 
 // GET /label/<expr>/api/json: the load statistics are an EWMA, only a hint that work waits.

@@ -90,9 +90,6 @@ class FakeJenkinsClient final : public jenkins::Client {
     ++deleted;
     return {};
   }
-  Result<jenkins::RunInfo> Run(const std::string&) override {
-    return Fail(Code::kNotFound, "not modelled", "GET");
-  }
   Result<jenkins::LabelLoad> Label(const std::string& e) override {
     return jenkins::LabelLoad{e, 0, 0, 0, 0};
   }

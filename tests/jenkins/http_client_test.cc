@@ -872,45 +872,7 @@ TEST_F(HttpClientTest, NodeNamesAreEncodedAsAPathSegment) {
   EXPECT_EQ(Only().target, "/computer/caf%C3%A9%201/doDelete");
 }
 
-// --- Run and Label -------------------------------------------------------------------------
-
-TEST_F(HttpClientTest, RunUsesThePathBelowTheRootUrl) {
-  jenkins_.On("GET /job/gpu-job/1/api/json", Json("run.json"));
-  // Jenkins writes its configured root URL, not the one we reach it on.
-  auto run = client_->Run("http://ci.example:8080/job/gpu-job/1/");
-  ASSERT_TRUE(run) << run.error().ToString();
-  EXPECT_FALSE(run->building);
-  EXPECT_EQ(run->result, "SUCCESS");
-  EXPECT_EQ(run->built_on, "slurm-gpu-1");
-  EXPECT_EQ(run->queue_id, 3);
-  Seen seen = Only();
-  EXPECT_EQ(seen.path, "/job/gpu-job/1/api/json");
-  EXPECT_EQ(seen.query["tree"], "building,result,builtOn,queueId");
-
-  ASSERT_TRUE(client_->Run(jenkins_.url() + "/job/gpu-job/1"));
-  ASSERT_TRUE(client_->Run("job/gpu-job/1/"));
-  for (const Seen& s : jenkins_.seen()) EXPECT_EQ(s.path, "/job/gpu-job/1/api/json");
-
-  EXPECT_EQ(ErrorOf(client_->Run("http://ci.example:8080/job/gpu-job/2/")).code, Code::kNotFound);
-  EXPECT_EQ(ErrorOf(client_->Run("http://ci.example:8080/")).code, Code::kInvalidInput);
-}
-
-TEST_F(HttpClientTest, RunUnderAContextPath) {
-  auto options = Options();
-  options.base_url = jenkins_.url() + "/jenkins/";
-  auto client = MakeClient(options);
-  jenkins_.On("GET /jenkins/job/f/job/p/7/api/json",
-              Answer{.body = R"({"_class":"org.jenkinsci.plugins.workflow.job.WorkflowRun",
-                                 "building":true,"queueId":4,"result":null})"});
-  auto run = client->Run("https://ci.example/jenkins/job/f/job/p/7/");
-  ASSERT_TRUE(run) << run.error().ToString();
-  EXPECT_TRUE(run->building);
-  EXPECT_EQ(run->result, "");
-  EXPECT_EQ(run->built_on, "");  // a Pipeline run has no builtOn
-  // A proxy that strips the context path: the root URL's path differs from base_url's.
-  jenkins_.On("GET /jenkins/job/x/1/api/json", Json("run.json"));
-  ASSERT_TRUE(client->Run("https://ci.example/job/x/1/"));
-}
+// --- Label -------------------------------------------------------------------------------
 
 TEST_F(HttpClientTest, LabelEncodesTheExpressionAsAPathSegment) {
   jenkins_.On("GET /label/gpu&&linux/api/json", Json("label.json"));
