@@ -19,6 +19,8 @@
 #        TESTBED_ROOT [/var/lib/slurmfleet-testbed/$SUITE]  TESTBED_NODES [2]  TESTBED_USER [ci]
 #        TESTBED_REST_PORT [6820]  TESTBED_MIRROR [the host's apt mirror]  TESTBED_APPTAINER [0]
 #        TESTBED_APT_CACHE [/var/cache/slurmfleet-testbed-apt]  TESTBED_TOKEN_LIFESPAN [86400]
+# `env` also prints SLURM_API_VERSION, the newest API version the suite serves (v0.0.45 on sid,
+# v0.0.42 on trixie): the integration tests speak it.
 # A warm re-run on a healthy testbed changes nothing. When a daemon is down or slurm.conf changed,
 # every testbed process is stopped and the cluster starts from an empty state: recovered state
 # would show the killed jobs as RUNNING forever.
@@ -36,6 +38,8 @@ APPTAINER=${TESTBED_APPTAINER:-0}
 APT_CACHE=${TESTBED_APT_CACHE-/var/cache/slurmfleet-testbed-apt}
 PKGS="slurmctld slurmd slurmrestd slurm-client slurm-wlm-jwt-plugin munge"
 URL="http://127.0.0.1:$REST_PORT"
+# the newest API version the suite's slurmrestd serves: what the integration tests speak
+case $SUITE in trixie) API_VERSION=v0.0.42 ;; *) API_VERSION=v0.0.45 ;; esac
 
 T0=$(date +%s%N)
 log() { local d=$((($(date +%s%N) - T0) / 100000000)); printf '[testbed %3d.%ds] %s\n' $((d / 10)) $((d % 10)) "$*" >&2; }
@@ -254,6 +258,7 @@ export SLURM_JWT=$1
 export SLURM_JWT_KEY=$R/etc/slurm/jwt_hs256.key
 export TESTBED_ROOT=$R
 export TESTBED_SUITE=$SUITE
+export SLURM_API_VERSION=$API_VERSION
 EOT
 }
 

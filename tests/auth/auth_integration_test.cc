@@ -17,12 +17,16 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// jobs/state needs a valid token; /ping answers 200 even for a rejected one.
-constexpr const char* kProbe = "/slurm/v0.0.45/jobs/state";
-
 std::string Env(const char* name) {
   const char* value = std::getenv(name);
   return value ? value : "";
+}
+
+// jobs/state needs a valid token; /ping answers 200 even for a rejected one. In the newest API
+// version the testbed serves (SLURM_API_VERSION, as testbed/testbed.sh env prints it).
+std::string Probe() {
+  const std::string version = Env("SLURM_API_VERSION");
+  return "/slurm/" + (version.empty() ? std::string("v0.0.45") : version) + "/jobs/state";
 }
 
 // The HTTP status of GET `url` with `jwt` as X-SLURM-USER-TOKEN, or -1 on a transport error.
@@ -64,14 +68,14 @@ TEST_F(AuthIntegrationTest, SlurmrestdAcceptsAMintedToken) {
   MintingTokenSource source(key_path_, user_, clock_, 300s);
   auto token = source.Get();
   ASSERT_TRUE(token) << token.error().message;
-  EXPECT_EQ(HttpStatus(url_ + kProbe, token->jwt.Reveal()), 200);
+  EXPECT_EQ(HttpStatus(url_ + Probe(), token->jwt.Reveal()), 200);
 }
 
 TEST_F(AuthIntegrationTest, SlurmrestdRejectsAWrongKeyAndAnExpiredToken) {
   auto now = std::chrono::floor<std::chrono::seconds>(clock_.Now());
   auto wrong_key = MintHs256(Secret(std::string(32, 'x')), user_, now, now + 300s);
   ASSERT_TRUE(wrong_key);
-  EXPECT_EQ(HttpStatus(url_ + kProbe, wrong_key->Reveal()), 511);
+  EXPECT_EQ(HttpStatus(url_ + Probe(), wrong_key->Reveal()), 511);
 
   // The right key, but expired a minute ago.
   std::string key_bytes;
@@ -85,7 +89,7 @@ TEST_F(AuthIntegrationTest, SlurmrestdRejectsAWrongKeyAndAnExpiredToken) {
   }
   auto expired = MintHs256(Secret(key_bytes), user_, now - 600s, now - 60s);
   ASSERT_TRUE(expired);
-  EXPECT_EQ(HttpStatus(url_ + kProbe, expired->Reveal()), 511);
+  EXPECT_EQ(HttpStatus(url_ + Probe(), expired->Reveal()), 511);
 }
 
 }  // namespace

@@ -102,7 +102,7 @@ class AgentsServeIntegrationTest : public ::testing::Test {
         << "    - slurm:\n"
         << "        name: tb\n"
         << "        slurmRestApiUrl: " << testbed_.url << "\n"
-        << "        apiVersion: v0.0.45\n"
+        << "        apiVersion: " << testbed_.api_version << "\n"
         << "        credentials: {user: " << testbed_.user << ", jwtKeyFile: " << testbed_.jwt_key
         << "}\n"
         << "        maxAgents: 10\n"
@@ -130,7 +130,7 @@ class AgentsServeIntegrationTest : public ::testing::Test {
     transport_ = std::move(*transport);
     tokens_ = std::make_unique<auth::MintingTokenSource>(testbed_.jwt_key, testbed_.user, clock_);
     slurm::RestClientOptions ro;
-    ro.api_version = "v0.0.45";
+    ro.api_version = testbed_.api_version;
     auto client = slurm::RestClient::Connect(*transport_, *tokens_, ro);
     ASSERT_TRUE(client) << client.error().ToString();
     client_ = std::move(*client);

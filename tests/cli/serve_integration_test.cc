@@ -45,7 +45,7 @@ class ServeIntegrationTest : public ::testing::Test {
                           std::stoi(host_port.substr(host_port.find(':') + 1)), seed_rng());
     ASSERT_TRUE(proxy) << proxy.error().ToString();
     proxy_ = std::move(*proxy);
-    proxy_->AddRule({"POST", "/slurm/v0.0.45/job/submit", Fault::kDelay, 150ms, -1, 1.0});
+    proxy_->AddRule({"POST", testbed_.Path("job/submit"), Fault::kDelay, 150ms, -1, 1.0});
     dir_ = std::filesystem::path(::testing::TempDir()) / instance_;
     std::filesystem::create_directories(dir_);
     std::ofstream(dir_ / "tokens") << "admin crashtest " << kAdminToken << "\n";
@@ -53,7 +53,8 @@ class ServeIntegrationTest : public ::testing::Test {
         dir_ / "tokens", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
     std::ofstream(dir_ / "slurmfleet.yaml")
         << "jenkins:\n  clouds:\n    - slurm:\n        name: testbed\n"
-        << "        slurmRestApiUrl: " << proxy_->url() << "\n        apiVersion: v0.0.45\n"
+        << "        slurmRestApiUrl: " << proxy_->url()
+        << "\n        apiVersion: " << testbed_.api_version << "\n"
         << "        credentials: {user: " << testbed_.user << ", jwtKeyFile: " << testbed_.jwt_key
         << "}\n"
         << "        jenkinsUrl: http://127.0.0.1:8080/\n"
@@ -68,7 +69,7 @@ class ServeIntegrationTest : public ::testing::Test {
     transport_ = std::move(*slurm::CurlTransport::Create(t));
     tokens_ = std::make_unique<auth::MintingTokenSource>(testbed_.jwt_key, testbed_.user, clock_);
     slurm::RestClientOptions ro;
-    ro.api_version = "v0.0.45";
+    ro.api_version = testbed_.api_version;
     client_ = std::move(*slurm::RestClient::Connect(*transport_, *tokens_, ro));
   }
 
@@ -195,7 +196,7 @@ TEST_F(ServeIntegrationTest, KilledAtRandomMomentsEveryIntentEndsWithExactlyOneJ
   }
   EXPECT_EQ(list["submissions"].size(), static_cast<size_t>(kSubmissions));
   EXPECT_GE(kills, 2);
-  std::cout << kills << " kills; " << proxy_->Count("POST", "/slurm/v0.0.45/job/submit")
+  std::cout << kills << " kills; " << proxy_->Count("POST", testbed_.Path("job/submit"))
             << " submit POSTs reached the proxy for " << kSubmissions << " submissions\n";
 
   std::map<std::string, int> jobs = TaggedLiveJobs();

@@ -40,7 +40,7 @@ class EngineIntegrationTest : public ::testing::Test {
     transport_ = std::move(*transport);
     tokens_ = std::make_unique<auth::MintingTokenSource>(testbed_.jwt_key, testbed_.user, clock_);
     slurm::RestClientOptions ro;
-    ro.api_version = "v0.0.45";
+    ro.api_version = testbed_.api_version;
     ro.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(std::min(d, 200ms)); };
     auto client = slurm::RestClient::Connect(*transport_, *tokens_, ro);
     ASSERT_TRUE(client) << client.error().ToString();
@@ -133,11 +133,11 @@ class EngineIntegrationTest : public ::testing::Test {
 };
 
 TEST_F(EngineIntegrationTest, TwoHundredLostSubmitResponsesMakeExactlyTwoHundredJobs) {
-  proxy_->AddRule({"POST", "/slurm/v0.0.45/job/submit", Fault::kDropResponse, 0ms, -1, 1.0});
+  proxy_->AddRule({"POST", testbed_.Path("job/submit"), Fault::kDropResponse, 0ms, -1, 1.0});
   for (int i = 0; i < 200; ++i)
     ASSERT_TRUE(engine_->AddIntent("drop-" + std::to_string(i), "job", "t", Held("drop")));
   ASSERT_TRUE(TickUntil([&] { return AllPhase(Phase::kPending); }, 120s));
-  EXPECT_EQ(proxy_->Count("POST", "/slurm/v0.0.45/job/submit"), 200);  // never resent
+  EXPECT_EQ(proxy_->Count("POST", testbed_.Path("job/submit")), 200);  // never resent
   std::map<std::string, int> jobs = TaggedJobs(false);
   EXPECT_EQ(jobs.size(), 200u);                              // 0 lost
   for (const auto& [key, n] : jobs) EXPECT_EQ(n, 1) << key;  // 0 duplicates
@@ -153,7 +153,7 @@ TEST_F(EngineIntegrationTest, TwoHundredLostSubmitResponsesMakeExactlyTwoHundred
 
 TEST_F(EngineIntegrationTest, ASubmitThatNeverReachedSlurmIsResentOnceAbsenceIsProven) {
   // the POST is swallowed: the client times out and cannot know the job does not exist
-  proxy_->AddRule({"POST", "/slurm/v0.0.45/job/submit", Fault::kBlackhole, 0ms, 1, 1.0});
+  proxy_->AddRule({"POST", testbed_.Path("job/submit"), Fault::kBlackhole, 0ms, 1, 1.0});
   ASSERT_TRUE(engine_->AddIntent("blackholed", "job", "t", Held("blackholed")));
   engine_->Tick();
   EXPECT_EQ(store_->Get("blackholed")->phase, Phase::kSubmitting);
@@ -175,8 +175,8 @@ TEST_F(EngineIntegrationTest, TrackingFiveHundredJobsIsOneRequestPerPass) {
   }
   EXPECT_EQ(proxy_->TotalRequests(), 5);
   // each pass asked either for the states of our jobs or for the full list, never per job
-  EXPECT_EQ(proxy_->Count("GET", "/slurm/v0.0.45/jobs/") +
-                proxy_->Count("GET", "/slurm/v0.0.45/jobs/state/"),
+  EXPECT_EQ(proxy_->Count("GET", testbed_.Path("jobs/")) +
+                proxy_->Count("GET", testbed_.Path("jobs/state/")),
             5);
 }
 

@@ -81,7 +81,7 @@ class ProvisionerIntegrationTest : public ::testing::Test {
     transport_ = std::move(*transport);
     tokens_ = std::make_unique<auth::MintingTokenSource>(testbed_.jwt_key, testbed_.user, clock_);
     slurm::RestClientOptions ro;
-    ro.api_version = "v0.0.45";
+    ro.api_version = testbed_.api_version;
     auto client = slurm::RestClient::Connect(*transport_, *tokens_, ro);
     ASSERT_TRUE(client) << client.error().ToString();
     client_ = std::move(*client);
@@ -197,9 +197,8 @@ class ProvisionerIntegrationTest : public ::testing::Test {
   std::string Cloud(const std::string& name, int max_agents, const std::string& templates,
                     const std::string& extra = "") {
     return "    - slurm:\n        name: " + name +
-           "\n        slurmRestApiUrl: {URL}\n        apiVersion: v0.0.45\n"
-           "        credentials: {user: " +
-           testbed_.user + ", jwtKeyFile: " + testbed_.jwt_key +
+           "\n        slurmRestApiUrl: {URL}\n        apiVersion: " + testbed_.api_version +
+           "\n        credentials: {user: " + testbed_.user + ", jwtKeyFile: " + testbed_.jwt_key +
            "}\n        maxAgents: " + std::to_string(max_agents) + "\n" + extra +
            "        jobTemplates:\n" + templates;
   }

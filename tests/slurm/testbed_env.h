@@ -1,5 +1,6 @@
 // The running testbed, as scripts/test.sh exports it: SLURMRESTD_URL, SLURM_USER, SLURM_JWT_KEY,
-// TESTBED_ROOT. Integration tests FAIL (never skip) when it is missing, so a misconfigured run
+// TESTBED_ROOT and SLURM_API_VERSION (the newest version its slurmrestd serves; v0.0.45 when
+// unset). Integration tests FAIL (never skip) when it is missing, so a misconfigured run
 // cannot pass by testing nothing.
 #pragma once
 
@@ -26,6 +27,11 @@ struct Testbed {
   std::string user = TestbedEnv("SLURM_USER").empty() ? "ci" : TestbedEnv("SLURM_USER");
   std::string jwt_key = TestbedEnv("SLURM_JWT_KEY");
   std::string root = TestbedEnv("TESTBED_ROOT");
+  std::string api_version =
+      TestbedEnv("SLURM_API_VERSION").empty() ? "v0.0.45" : TestbedEnv("SLURM_API_VERSION");
+
+  // "/slurm/<api_version>/<rest>": a path as a proxy in front of the testbed sees it.
+  std::string Path(const std::string& rest) const { return "/slurm/" + api_version + "/" + rest; }
 
   // Empty when usable; otherwise what is missing.
   std::string Missing() const {

@@ -27,10 +27,11 @@ using slurm::HttpRequest;
 using slurm::HttpResponse;
 using slurm::TestbedEnv;
 
-constexpr char kPing[] = "/slurm/v0.0.45/ping/";
-constexpr char kJobs[] = "/slurm/v0.0.45/jobs/";
-constexpr char kDiag[] = "/slurm/v0.0.45/diag/";
-constexpr char kSubmit[] = "/slurm/v0.0.45/job/submit";
+// in the newest API version the testbed serves
+const std::string kPing = slurm::Testbed().Path("ping/");
+const std::string kJobs = slurm::Testbed().Path("jobs/");
+const std::string kDiag = slurm::Testbed().Path("diag/");
+const std::string kSubmit = slurm::Testbed().Path("job/submit");
 
 // 127.0.0.1:PORT of a URL such as "http://127.0.0.1:6820".
 std::pair<std::string, int> HostPort(const std::string& url) {
