@@ -766,10 +766,12 @@ void Provisioner::Watch(Agent& agent, const jenkins::Computer* node, const store
     agent.build_url.clear();
     agent.idle_since_ms = now;
     Save(agent, "build", "build finished: " + finished);
-    if (agent.idle_minutes == 0) {
-      EndAgent(agent, false, "done", "its one build finished");
-      return;
-    }
+  }
+  // Not only right after the build's end: a daemon killed between recording that end and ending
+  // the agent finds it idle with its one build done when it starts again.
+  if (current.empty() && agent.idle_minutes == 0 && agent.builds > 0) {
+    EndAgent(agent, false, "done", "its one build finished");
+    return;
   }
   if (current.empty()) {
     if (agent.idle_since_ms == 0) agent.idle_since_ms = now;

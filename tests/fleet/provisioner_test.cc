@@ -358,6 +358,36 @@ TEST_F(ProvisionerTest, ARestartedProvisionerResumesWithoutDuplicates) {
   EXPECT_EQ(slurm1_.jobs().size(), 1u);
 }
 
+TEST_F(ProvisionerTest, AOneBuildAgentRestartedAfterItsBuildEndedIsEnded) {
+  jenkins_.Enqueue("linux");
+  Pass();
+  ASSERT_EQ(jenkins_.nodes.size(), 1u);
+  const std::string name = jenkins_.nodes.begin()->first;
+  const uint32_t job = slurm1_.jobs().begin()->first;
+  slurm1_.SetState(job, {"RUNNING"});
+  jenkins_.Connect(name);
+  Pass();
+  jenkins_.StartBuild(name, "http://jenkins.test/job/j/1/");
+  Pass();
+  // Killed after recording the build's end, before ending the agent: the store holds an online
+  // agent with its one build done and none running.
+  auto records = store_->ListRecords("agent", false);
+  ASSERT_TRUE(records);
+  ASSERT_EQ(records->size(), 1u);
+  Agent agent = *FromRecord(records->front());
+  agent.build_url.clear();
+  store::Record record = ToRecord(agent, records->front());
+  ASSERT_TRUE(store_->PutRecord(record));
+  jenkins_.EndBuild(name);
+  provisioner_ = MakeProvisioner();
+  Pass();
+  EXPECT_TRUE(jenkins_.nodes.empty());
+  EXPECT_EQ(LiveJobs(slurm1_), 0);
+  Pass();
+  ASSERT_EQ(Agents().size(), 1u);
+  EXPECT_EQ(Agents()[0].phase, AgentPhase::kDone);
+}
+
 TEST_F(ProvisionerTest, AStrayNodeWithOurMarkerIsDeleted) {
   jenkins::NodeSpec stray{"c1-cpu-1-99",
                           "slurmfleet:test cloud c1, template cpu",
