@@ -751,6 +751,10 @@ void Provisioner::Watch(Agent& agent, const jenkins::Computer* node, const store
     agent.idle_since_ms = 0;
     Save(agent, "build", "build started: " + current);
     WarnIfOutsideFolders(agent, current, snapshot);
+  }
+  // Until it holds, every pass during the build: a drain that failed, or that a daemon killed
+  // right after recording the build's start never sent, is sent again.
+  if (!current.empty()) {
     if (agent.idle_minutes == 0 && !agent.drained) {
       Status drained = jenkins_.Drain(
           agent.name, "slurmfleet: one build per agent; " + JobText(agent) + " ends after it");

@@ -388,6 +388,30 @@ TEST_F(ProvisionerTest, AOneBuildAgentRestartedAfterItsBuildEndedIsEnded) {
   EXPECT_EQ(Agents()[0].phase, AgentPhase::kDone);
 }
 
+TEST_F(ProvisionerTest, AOneBuildAgentRestartedBeforeItsDrainIsDrained) {
+  jenkins_.Enqueue("linux");
+  Pass();
+  const std::string name = jenkins_.nodes.begin()->first;
+  slurm1_.SetState(slurm1_.jobs().begin()->first, {"RUNNING"});
+  jenkins_.Connect(name);
+  Pass();
+  jenkins_.StartBuild(name, "http://jenkins.test/job/j/1/");
+  Pass();
+  // Killed after recording the build's start, before the drain reached Jenkins.
+  auto records = store_->ListRecords("agent", false);
+  ASSERT_TRUE(records);
+  Agent agent = *FromRecord(records->front());
+  agent.drained = false;
+  store::Record record = ToRecord(agent, records->front());
+  ASSERT_TRUE(store_->PutRecord(record));
+  jenkins_.nodes.at(name).temporarily_offline = false;
+  jenkins_.nodes.at(name).offline = false;
+  provisioner_ = MakeProvisioner();
+  Pass();
+  EXPECT_TRUE(jenkins_.nodes.at(name).temporarily_offline) << "drained: it takes no second build";
+  EXPECT_TRUE(Agents()[0].drained);
+}
+
 TEST_F(ProvisionerTest, AStrayNodeWithOurMarkerIsDeleted) {
   jenkins::NodeSpec stray{"c1-cpu-1-99",
                           "slurmfleet:test cloud c1, template cpu",
