@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "base/fake_clock.h"
 #include "fleet/fake_jenkins_client.h"
 #include "fleet/fake_slurm_client.h"
@@ -109,6 +111,31 @@ class ProvisionerTest : public ::testing::Test {
     EXPECT_TRUE(records);
     for (const auto& r : *records) out.push_back(*FromRecord(r));
     return out;
+  }
+
+  // One queued build, started on a connected one-build agent; returns the agent's name.
+  std::string StartOneBuild() {
+    jenkins_.Enqueue("linux");
+    Pass();
+    EXPECT_EQ(jenkins_.nodes.size(), 1u);
+    const std::string name = jenkins_.nodes.begin()->first;
+    slurm1_.SetState(slurm1_.jobs().begin()->first, {"RUNNING"});
+    jenkins_.Connect(name);
+    Pass();
+    jenkins_.StartBuild(name, "http://jenkins.test/job/j/1/");
+    Pass();
+    return name;
+  }
+
+  // Changes the one stored agent as a daemon killed between two of its writes leaves it.
+  void RewriteStoredAgent(const std::function<void(Agent&)>& change) {
+    auto records = store_->ListRecords("agent", false);
+    ASSERT_TRUE(records);
+    ASSERT_EQ(records->size(), 1u);
+    Agent agent = *FromRecord(records->front());
+    change(agent);
+    store::Record record = ToRecord(agent, records->front());
+    ASSERT_TRUE(store_->PutRecord(record));
   }
 
   std::string Events(const std::string& key) {
@@ -359,25 +386,10 @@ TEST_F(ProvisionerTest, ARestartedProvisionerResumesWithoutDuplicates) {
 }
 
 TEST_F(ProvisionerTest, AOneBuildAgentRestartedAfterItsBuildEndedIsEnded) {
-  jenkins_.Enqueue("linux");
-  Pass();
-  ASSERT_EQ(jenkins_.nodes.size(), 1u);
-  const std::string name = jenkins_.nodes.begin()->first;
-  const uint32_t job = slurm1_.jobs().begin()->first;
-  slurm1_.SetState(job, {"RUNNING"});
-  jenkins_.Connect(name);
-  Pass();
-  jenkins_.StartBuild(name, "http://jenkins.test/job/j/1/");
-  Pass();
+  const std::string name = StartOneBuild();
   // Killed after recording the build's end, before ending the agent: the store holds an online
   // agent with its one build done and none running.
-  auto records = store_->ListRecords("agent", false);
-  ASSERT_TRUE(records);
-  ASSERT_EQ(records->size(), 1u);
-  Agent agent = *FromRecord(records->front());
-  agent.build_url.clear();
-  store::Record record = ToRecord(agent, records->front());
-  ASSERT_TRUE(store_->PutRecord(record));
+  RewriteStoredAgent([](Agent& agent) { agent.build_url.clear(); });
   jenkins_.EndBuild(name);
   provisioner_ = MakeProvisioner();
   Pass();
@@ -389,21 +401,9 @@ TEST_F(ProvisionerTest, AOneBuildAgentRestartedAfterItsBuildEndedIsEnded) {
 }
 
 TEST_F(ProvisionerTest, AOneBuildAgentRestartedBeforeItsDrainIsDrained) {
-  jenkins_.Enqueue("linux");
-  Pass();
-  const std::string name = jenkins_.nodes.begin()->first;
-  slurm1_.SetState(slurm1_.jobs().begin()->first, {"RUNNING"});
-  jenkins_.Connect(name);
-  Pass();
-  jenkins_.StartBuild(name, "http://jenkins.test/job/j/1/");
-  Pass();
+  const std::string name = StartOneBuild();
   // Killed after recording the build's start, before the drain reached Jenkins.
-  auto records = store_->ListRecords("agent", false);
-  ASSERT_TRUE(records);
-  Agent agent = *FromRecord(records->front());
-  agent.drained = false;
-  store::Record record = ToRecord(agent, records->front());
-  ASSERT_TRUE(store_->PutRecord(record));
+  RewriteStoredAgent([](Agent& agent) { agent.drained = false; });
   jenkins_.nodes.at(name).temporarily_offline = false;
   jenkins_.nodes.at(name).offline = false;
   provisioner_ = MakeProvisioner();
