@@ -80,9 +80,6 @@ class HttpClient final : public Client {
   // the same document again does no harm.
   Status SetDescription(const std::string& name, const std::string& description) override;
   Status DeleteNode(const std::string& name) override;
-  // `run_url` as Jenkins wrote it (absolute, under its configured root URL, or relative to the
-  // root): only its path below the root is used, so a root URL that differs from base_url works.
-  // kInvalidInput when it holds no path below the root.
   Result<LabelLoad> Label(const std::string& expression) override;
 
   // Jenkins' node name rules (Jenkins.checkGoodName; CONTRACT.md §3.4). kInvalidInput naming the
