@@ -205,11 +205,11 @@ std::vector<SlurmMessage> Messages(value v, const std::string& path) {
 // warnings go to `errors` and `warnings`, every other field to on_field(key, value), which
 // throws ShapeError on another shape. kInternal naming the JSON path when the answer has one.
 template <typename OnField>
-Status DecodeAnswer(std::string& body, std::vector<SlurmMessage>& errors,
-                    std::vector<SlurmMessage>& warnings, OnField on_field) {
+Status DecodeAnswer(simdjson::ondemand::parser& parser, std::string& body,
+                    std::vector<SlurmMessage>& errors, std::vector<SlurmMessage>& warnings,
+                    OnField on_field) {
   const size_t size = body.size();
   body.reserve(size + simdjson::SIMDJSON_PADDING);
-  simdjson::ondemand::parser parser;
   simdjson::ondemand::document doc;
   if (auto error = parser.iterate(simdjson::padded_string_view(body.data(), size, body.capacity()))
                        .get(doc)) {
@@ -239,8 +239,9 @@ Status DecodeAnswer(std::string& body, std::vector<SlurmMessage>& errors,
 
 Result<JobListAnswer> DecodeJobList(const Dialect& dialect, std::string& body) {
   JobListAnswer answer;
-  Status decoded =
-      DecodeAnswer(body, answer.errors, answer.warnings, [&](std::string_view key, value field) {
+  simdjson::ondemand::parser parser;
+  Status decoded = DecodeAnswer(
+      parser, body, answer.errors, answer.warnings, [&](std::string_view key, value field) {
         if (key == "jobs") {
           array jobs;
           if (field.get_array().get(jobs)) throw ShapeError{"jobs", "an array"};
@@ -260,13 +261,26 @@ Result<JobListAnswer> DecodeJobList(const Dialect& dialect, std::string& body) {
   return answer;
 }
 
-Result<JobStatesAnswer> DecodeJobStates(std::string& body) {
+struct JobStatesDecoder::Parser {
+  simdjson::ondemand::parser parser;
+};
+
+JobStatesDecoder::JobStatesDecoder() : parser_(std::make_unique<Parser>()) {}
+
+JobStatesDecoder::~JobStatesDecoder() = default;
+
+Result<JobStatesAnswer> JobStatesDecoder::Decode(std::string& body) {
   JobStatesAnswer answer;
-  Status decoded =
-      DecodeAnswer(body, answer.errors, answer.warnings, [&](std::string_view key, value field) {
+  Status decoded = DecodeAnswer(
+      parser_->parser, body, answer.errors, answer.warnings,
+      [&](std::string_view key, value field) {
         if (key != "jobs") return;
         array jobs;
         if (field.get_array().get(jobs)) throw ShapeError{"jobs", "an array"};
+        // Room for as many entries as the text could hold (each takes at least 28 bytes): grown
+        // by doubling, every larger copy would be written, and its pages faulted in, again.
+        // Pages never written are never faulted in.
+        answer.jobs.reserve(body.size() / 28);
         size_t i = 0;
         for (auto job : jobs) {
           const std::string path = "jobs[" + std::to_string(i++) + "]";

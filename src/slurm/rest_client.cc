@@ -339,8 +339,11 @@ Result<std::vector<JobStateEntry>> RestClient::AllJobStates() {
 }
 
 Result<std::vector<JobStateEntry>> RestClient::GetStates(const std::string& path) {
-  Result<JobStatesAnswer> answer = GetDecoded<JobStatesAnswer>(
-      path, nullptr, [](std::string& body) { return DecodeJobStates(body); });
+  Result<JobStatesAnswer> answer =
+      GetDecoded<JobStatesAnswer>(path, nullptr, [this](std::string& body) {
+        std::lock_guard lock(states_mu_);
+        return states_decoder_.Decode(body);
+      });
   if (!answer) return std::unexpected(answer.error());
   return std::move(answer->jobs);
 }

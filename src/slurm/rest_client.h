@@ -12,6 +12,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 
 #include "auth/token_source.h"
 #include "slurm/client.h"
@@ -93,6 +94,8 @@ class RestClient final : public Client {
   const Dialect* dialect_;
   std::vector<std::string> offered_;
   std::atomic<uint64_t> requests_sent_{0};
+  std::mutex states_mu_;  // one jobs/state answer decoded at a time, with buffers kept warm
+  JobStatesDecoder states_decoder_;
 };
 
 }  // namespace slurmfleet::slurm

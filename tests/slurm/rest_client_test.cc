@@ -185,6 +185,40 @@ TEST_P(RestClientTest, AJobStatesAnswerOfAnotherShapeNamesWhere) {
   EXPECT_EQ(r.error().where, "GET " + P("/jobs/state/") + " jobs[0].state");
 }
 
+// The client keeps its jobs/state parser from answer to answer: each answer must decode as if
+// it were the first, whatever came before it (a bigger one, or one that failed halfway).
+TEST_P(RestClientTest, OneClientDecodesEachJobStatesAnswerOnItsOwn) {
+  const std::string many = R"({"jobs":[{"job_id":"7","state":["RUNNING"]},
+                                        {"job_id":"8","state":["PENDING","REQUEUED"]},
+                                        {"job_id":"9","state":["COMPLETED"]}]})";
+  transport_.On("GET " + P("/jobs/state/"), HttpResponse{200, many, "application/json"});
+  transport_.On("GET " + P("/jobs/state/"), Recorded(v(), "jobs_state"));
+  transport_.On("GET " + P("/jobs/state/"),
+                HttpResponse{200, R"({"jobs":[{"job_id":"7","state":["RUNNING"]},{"job_id":)",
+                             "application/json"});
+  transport_.On("GET " + P("/jobs/state/"), HttpResponse{200, many, "application/json"});
+  auto client = Make();
+  Result<std::vector<JobStateEntry>> first = client->AllJobStates();
+  ASSERT_TRUE(first) << first.error().ToString();
+  ASSERT_EQ(first->size(), 3u);
+  EXPECT_TRUE((*first)[1].state.Has(kFlagRequeued));
+
+  Result<std::vector<JobStateEntry>> smaller = client->AllJobStates();
+  ASSERT_TRUE(smaller) << smaller.error().ToString();
+  ASSERT_EQ(smaller->size(), 1u);
+  EXPECT_EQ(smaller->front().state.base, BaseState::kRunning);
+
+  EXPECT_FALSE(client->AllJobStates());  // cut off inside the second entry
+
+  Result<std::vector<JobStateEntry>> again = client->AllJobStates();
+  ASSERT_TRUE(again) << again.error().ToString();
+  ASSERT_EQ(again->size(), first->size());
+  for (size_t i = 0; i < again->size(); ++i) {
+    EXPECT_EQ((*again)[i].job_id, (*first)[i].job_id) << i;
+    EXPECT_EQ((*again)[i].state, (*first)[i].state) << i;
+  }
+}
+
 TEST_P(RestClientTest, DecodesEveryJobOfARecordedFullList) {
   transport_.On("GET " + P("/jobs/"), Recorded(v(), "jobs"));
   Result<JobsSnapshot> snapshot = Make()->JobsChangedSince(std::nullopt);
