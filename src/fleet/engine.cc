@@ -338,7 +338,9 @@ void Engine::LightTrack(PassStats& stats) {
     if (s.job_id) ids.push_back(*s.job_id);
   }
   if (ids.empty()) return;
-  const std::set<uint32_t> asked(ids.begin(), ids.end());
+  // sorted id vectors, not trees: built and searched every pass, for thousands of jobs
+  std::vector<uint32_t> asked = ids;
+  std::sort(asked.begin(), asked.end());
   // slurmctld refuses a long id list; past a few hundred, every job's state is the cheaper ask
   Result<std::vector<slurm::JobStateEntry>> states =
       WhileServing(stats, Serve::kIntentsAndCancels, [&] {
@@ -350,22 +352,26 @@ void Engine::LightTrack(PassStats& stats) {
     return;
   }
   stats.tracking_requests = 1;
-  std::map<uint32_t, const slurm::JobState*> by_id;
-  for (const slurm::JobStateEntry& e : *states) by_id.emplace(e.job_id, &e.state);
+  const auto by_id = [](const slurm::JobStateEntry& a, const slurm::JobStateEntry& b) {
+    return a.job_id < b.job_id;
+  };
+  std::sort(states->begin(), states->end(), by_id);
   // A changed job's details (reason, exit code, nodes) are fetched for the event that records
   // the change: an end at once; a start a moment later, because slurmctld is busy launching its
   // steps. A vanished job takes the full list, whose absence proves it lost after a grace.
   const int64_t now = Now();
   for (const auto& [key, s] : active_) {
-    if (!s.job_id || !asked.contains(*s.job_id)) continue;  // submitted during the request
-    auto it = by_id.find(*s.job_id);
-    if (it == by_id.end()) {
+    // not asked: submitted during the request
+    if (!s.job_id || !std::binary_search(asked.begin(), asked.end(), *s.job_id)) continue;
+    auto it = std::lower_bound(states->begin(), states->end(), slurm::JobStateEntry{*s.job_id, {}},
+                               by_id);
+    if (it == states->end() || it->job_id != *s.job_id) {
       full_list_wanted_ = true;
       continue;
     }
-    if (slurm::JobStateString(*it->second) == s.slurm_state) continue;
+    if (slurm::JobStateString(it->state) == s.slurm_state) continue;
     const int64_t due =
-        Live(*it->second) ? now + static_cast<int64_t>(options_.start_details_delay.count()) : now;
+        Live(it->state) ? now + static_cast<int64_t>(options_.start_details_delay.count()) : now;
     auto [entry, added] = details_due_.emplace(*s.job_id, due);
     if (!added) entry->second = std::min(entry->second, due);
   }
@@ -763,12 +769,15 @@ store::Event Engine::Outcome(store::Submission& sub, const Result<slurm::SubmitR
 }
 
 void Engine::CollectOrphans(PassStats& stats, int64_t poll_started) {
+  // Both maps are ordered by key: they are walked side by side, not searched once per job.
+  auto live = active_.begin();
   for (const auto& [key, job] : tagged_) {
     if (!Live(job.state) || orphans_cancelled_.contains(job.job_id)) continue;
+    while (live != active_.end() && live->first < key) ++live;
     // A live submission's own job is never an orphan; another job with its tag is a duplicate
     // (a POST that landed after its absence was proven and it was sent again).
-    if (auto live = active_.find(key);
-        live != active_.end() && (!live->second.job_id || *live->second.job_id == job.job_id)) {
+    if (live != active_.end() && live->first == key &&
+        (!live->second.job_id || *live->second.job_id == job.job_id)) {
       continue;
     }
     if (!job.submit_time) continue;
