@@ -259,7 +259,7 @@ int main(int argc, char** argv) {
   std::cout << fmt::format("  full pass (job list)   : {} passes, {:.2f} ms CPU (median)\n",
                            full_cpu.size(), Median(full_cpu));
   // The first full list after the submits sees every held job's reason change (None ->
-  // JobHeldUser) and records 10,000 events; later ones find nothing new. Each is shown apart.
+  // JobHeldUser) and records an event for each; later ones find nothing new. Each is shown apart.
   for (size_t i = 0; i < full_cpu.size(); ++i) {
     std::cout << fmt::format("    full pass {}: {:.2f} ms CPU, {} state changes recorded\n", i + 1,
                              full_cpu[i], full_changes[i]);

@@ -2,7 +2,7 @@
 // on-demand parser, reading only the fields JobInfo holds, without building a DOM. A full job
 // list is about 8 KB per job (tens of MB on a busy cluster): RestClient splits it as it arrives
 // (JobListStream) and decodes it job by job with JobDecoder; DecodeJobList decodes a whole text.
-// Pure functions, and a decoder that only reuses its buffers; internal to src/slurm/.
+// Pure functions, and decoders that only reuse their buffers; internal to src/slurm/.
 #pragma once
 
 #include <memory>
