@@ -67,15 +67,18 @@ slurm::JobRequest Held(const std::string& name) {
   return r;
 }
 
-// Notes when the first GET leaves after Arm(): the tracking request that ends a pass's
-// submitting.
+// Notes when the first GET leaves after Arm(), and the process's CPU time then: the tracking
+// request that ends a pass's submitting.
 class MarkingTransport final : public slurm::Transport {
  public:
   explicit MarkingTransport(slurm::Transport& inner) : inner_(inner) {}
   Result<slurm::HttpResponse> Send(const slurm::HttpRequest& request) override {
     if (request.method == "GET") {
       std::lock_guard lock(mu_);
-      if (armed_ && !first_get_) first_get_ = Steady::now();
+      if (armed_ && !first_get_) {
+        first_get_ = Steady::now();
+        cpu_at_first_get_ = CpuMs();
+      }
     }
     return inner_.Send(request);
   }
@@ -89,12 +92,17 @@ class MarkingTransport final : public slurm::Transport {
     armed_ = false;
     return first_get_;
   }
+  double CpuAtFirstGet() {
+    std::lock_guard lock(mu_);
+    return cpu_at_first_get_;
+  }
 
  private:
   slurm::Transport& inner_;
   std::mutex mu_;
   bool armed_ = false;
   std::optional<Steady::time_point> first_get_;  // guarded by mu_
+  double cpu_at_first_get_ = 0;                  // guarded by mu_
 };
 
 int Die(const std::string& why) {
@@ -180,7 +188,7 @@ int main(int argc, char** argv) {
   };
   const int rounds = std::max(1, jobs / 1000);
   const int raw_per_round = std::max(1, std::min(jobs / rounds, 200));
-  double engine_s = 0, raw_s = 0;
+  double engine_s = 0, raw_s = 0, engine_cpu_ms = 0, raw_cpu_ms = 0;
   int raw_jobs = 0;
   std::atomic<int> failures{0};
   for (int round = 0; round < rounds; ++round) {
@@ -191,8 +199,10 @@ int main(int argc, char** argv) {
     }
     marking.Arm();
     auto t0 = Steady::now();
+    double cpu0 = CpuMs();
     fleet::PassStats pass = (*engine)->Tick();
     std::optional<Steady::time_point> tracked = marking.FirstGet();
+    engine_cpu_ms += (tracked ? marking.CpuAtFirstGet() : CpuMs()) - cpu0;
     engine_s += std::chrono::duration<double>(tracked.value_or(Steady::now()) - t0).count();
     if (pass.submitted != n)
       return give_up(fmt::format("engine submitted {} of {}", pass.submitted, n));
@@ -200,6 +210,7 @@ int main(int argc, char** argv) {
     // ... against raw concurrent POSTs of the same body, without any bookkeeping
     std::atomic<int> next{0};
     t0 = Steady::now();
+    cpu0 = CpuMs();
     std::vector<std::thread> posters;
     for (int k = 0; k < raw_threads; ++k) {
       posters.emplace_back([&] {
@@ -211,6 +222,7 @@ int main(int argc, char** argv) {
     }
     for (std::thread& p : posters) p.join();
     raw_s += std::chrono::duration<double>(Steady::now() - t0).count();
+    raw_cpu_ms += CpuMs() - cpu0;
     raw_jobs += raw_per_round;
   }
   double engine_rate = jobs / engine_s, raw_rate = raw_jobs / raw_s;
@@ -222,6 +234,12 @@ int main(int argc, char** argv) {
       "        raw    {:.0f} jobs/s ({} POSTs over {} threads, {} per round, {} failed)\n",
       raw_rate, raw_jobs, raw_threads, raw_per_round, failures.load());
   std::cout << fmt::format("        ratio engine/raw = {:.2f}\n", engine_rate / raw_rate);
+  // This process shares the machine's cores with slurmrestd and slurmctld: its own CPU per job
+  // is what it takes away from them.
+  std::cout << fmt::format(
+      "        CPU of this process per job: engine {:.0f} us, raw {:.0f} us (over the same "
+      "spans as the rates)\n",
+      engine_cpu_ms * 1000 / jobs, raw_cpu_ms * 1000 / raw_jobs);
   const long submit_peak = StatusKiB("VmHWM");
 
   // 2. tracking passes over every job, as the engine chooses them, about one a second (the
