@@ -82,6 +82,18 @@ std::string StateText(const slurm::JobInfo& job) {
 
 }  // namespace
 
+slurm::JobInfo Engine::TaggedJob::AsJobInfo() const {
+  slurm::JobInfo job;
+  job.job_id = job_id;
+  job.sluid = sluid;
+  job.state = state;
+  job.state_reason = state_reason;
+  job.state_description = state_description;
+  job.nodes = nodes;
+  job.submit_time = submit_time;
+  return job;
+}
+
 Engine::Engine(store::Store& store, slurm::Client& slurm, const Clock& clock, EngineOptions options)
     : store_(store), slurm_(slurm), clock_(clock), options_(std::move(options)) {}
 
@@ -438,16 +450,23 @@ void Engine::FetchDetails(PassStats& stats) {
 }
 
 void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_t poll_started) {
-  std::map<uint32_t, const slurm::JobInfo*> by_id;
+  // sorted by id, searched by halves: built for every job in the cluster
+  std::vector<std::pair<uint32_t, const slurm::JobInfo*>> by_id;
   if (snapshot.changed) {
     tagged_.clear();
     known_ids_.clear();
+    by_id.reserve(snapshot.jobs.size());
     for (const slurm::JobInfo& job : snapshot.jobs) {
-      known_ids_.insert(job.job_id);
-      by_id.emplace(job.job_id, &job);
+      by_id.emplace_back(job.job_id, &job);
       std::optional<JobTag> tag = ParseTag(job.comment);
-      if (tag && tag->instance == options_.instance) tagged_[tag->key] = job;
+      if (!tag || tag->instance != options_.instance) continue;
+      tagged_.insert_or_assign(std::move(tag->key),
+                               TaggedJob{job.job_id, job.sluid, job.state, job.state_reason,
+                                         job.state_description, job.nodes, job.submit_time});
     }
+    std::sort(by_id.begin(), by_id.end());
+    known_ids_.reserve(by_id.size());
+    for (const auto& [id, job] : by_id) known_ids_.push_back(id);
     have_full_list_ = true;
   }
   // an unchanged answer means the last full list still holds as of this poll
@@ -461,7 +480,7 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
     if (s.phase == Phase::kSubmitting) {
       auto found = tagged_.find(key);
       if (found != tagged_.end()) {
-        const slurm::JobInfo& job = found->second;
+        const slurm::JobInfo job = found->second.AsJobInfo();
         s.job_id = job.job_id;
         s.sluid = job.sluid;
         s.last_seen_at = now;
@@ -487,13 +506,15 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
     }
     if (!s.job_id) continue;
     if (snapshot.changed) {
-      auto it = by_id.find(*s.job_id);
-      if (it != by_id.end()) {
+      auto it = std::lower_bound(by_id.begin(), by_id.end(),
+                                 std::pair<uint32_t, const slurm::JobInfo*>{*s.job_id, nullptr});
+      if (it != by_id.end() && it->first == *s.job_id) {
         Observe(s, *it->second, now, seen, stats);
         continue;
       }
     }
-    if (have_full_list_ && !known_ids_.contains(*s.job_id) && !store::IsTerminal(s.phase)) {
+    if (have_full_list_ && !std::binary_search(known_ids_.begin(), known_ids_.end(), *s.job_id) &&
+        !store::IsTerminal(s.phase)) {
       int64_t last = s.last_seen_at ? s.last_seen_at : s.submit_sent_at;
       if (now - last > static_cast<int64_t>(options_.lost_grace.count())) {
         s.phase = Phase::kLost;

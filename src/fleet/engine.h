@@ -25,6 +25,7 @@
 #include <set>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/error.h"
@@ -178,9 +179,23 @@ class Engine {
   // Owned by the engine thread.
   std::map<std::string, store::Submission> active_;
   std::optional<slurm::Seconds> cursor_;  // last_update of the last job list
-  // The last full job list: our tagged jobs by key, and every job id, with the time it was asked.
-  std::map<std::string, slurm::JobInfo> tagged_;
-  std::set<uint32_t> known_ids_;
+  // What the last full list showed of a job carrying our tag: what adopting it or collecting it
+  // as an orphan reads, not the whole record (a list can hold thousands of our jobs).
+  struct TaggedJob {
+    uint32_t job_id = 0;
+    std::string sluid;
+    slurm::JobState state;
+    std::string state_reason;
+    std::string state_description;
+    std::string nodes;
+    std::optional<slurm::Seconds> submit_time;
+
+    slurm::JobInfo AsJobInfo() const;  // these fields set, the rest empty
+  };
+  // The last full job list: our tagged jobs by key, and every job id (sorted), with the time it
+  // was asked.
+  std::map<std::string, TaggedJob> tagged_;
+  std::vector<uint32_t> known_ids_;
   std::set<uint32_t> orphans_cancelled_;  // orphan jobs already cancelled (or refused): never again
   int64_t full_list_at_ = 0;
   bool have_full_list_ = false;
