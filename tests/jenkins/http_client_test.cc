@@ -106,6 +106,7 @@ struct Seen {
   std::map<std::string, std::string> query;  // decoded
   std::string body;
   httplib::Headers headers;
+  int remote_port = 0;  // the client's side of the connection: equal for a reused one
 
   std::string Header(const std::string& name) const {
     auto it = headers.find(name);
@@ -128,7 +129,7 @@ class FakeJenkins {
  public:
   FakeJenkins() {
     auto handler = [this](const httplib::Request& req, httplib::Response& res) {
-      Seen seen{req.method, req.target, req.path, {}, req.body, req.headers};
+      Seen seen{req.method, req.target, req.path, {}, req.body, req.headers, req.remote_port};
       for (const auto& [name, value] : req.params) seen.query[name] = value;
       Answer answer;
       {
@@ -515,6 +516,31 @@ NodeSpec GpuNode() {
                   .labels = "gpu slurm",
                   .mode = NodeMode::kExclusive,
                   .num_executors = 1};
+}
+
+// libcurl silently sends a request again on a fresh connection when a reused one turns out dead:
+// harmless for the label script, not for a POST that creates a node.
+TEST_F(HttpClientTest, OnlyAPostThatMustNotBeSentTwiceOpensAConnectionOfItsOwn) {
+  jenkins_.On("POST /scriptText", Answer{.body = Testdata("exact_labels.txt"),
+                                         .content_type = "text/plain;charset=utf-8"});
+  jenkins_.On(
+      "POST /computer/doCreateItem",
+      Answer{.status = 302, .body = "", .headers = {{"Location", jenkins_.url() + "/computer/"}}});
+  ASSERT_TRUE(client_->ExactLabels());
+  ASSERT_TRUE(client_->ExactLabels());
+  ASSERT_TRUE(client_->CreateNode(GpuNode()));
+  ASSERT_TRUE(client_->CreateNode(GpuNode()));
+  ASSERT_TRUE(client_->ExactLabels());
+
+  std::vector<Seen> seen = jenkins_.seen();
+  ASSERT_EQ(seen.size(), 5u);
+  EXPECT_EQ(seen[1].remote_port, seen[0].remote_port);
+  EXPECT_NE(seen[2].remote_port, seen[1].remote_port);
+  EXPECT_NE(seen[3].remote_port, seen[2].remote_port);
+  // a node's connection is kept too: the script goes out on one of the three
+  EXPECT_TRUE(seen[4].remote_port == seen[0].remote_port ||
+              seen[4].remote_port == seen[2].remote_port ||
+              seen[4].remote_port == seen[3].remote_port);
 }
 
 TEST_F(HttpClientTest, CreateNodePostsTheContractFormAndTakes302AsSuccess) {
