@@ -173,19 +173,33 @@ ProvisionStats Provisioner::Tick() {
     ResolveLabels(none, nodes, snapshot);
   }
   if (!info->quieting_down) {
-    Result<std::vector<jenkins::QueueItem>> queue = jenkins_.Queue();
+    // While items wait, every pass asks /scriptText for their labels anyway: then it is asked side
+    // by side with the queue, so that a new item's label is at hand when the queue shows it. An
+    // idle queue never costs Jenkins the script.
+    Result<std::vector<jenkins::QueueItem>> queue;
+    std::optional<ExactLabels> asked;
+    RunConcurrently(script_labels_ && items_waited_ ? 2 : 1, options_.jenkins_concurrency,
+                    [&](size_t i) {
+                      if (i == 0) {
+                        queue = jenkins_.Queue();
+                      } else {
+                        asked = jenkins_.ExactLabels();
+                      }
+                    });
+    items_waited_ = false;
     if (queue) {
       std::vector<jenkins::QueueItem> wanted;
       for (jenkins::QueueItem& item : *queue) {
         if (item.WantsExecutor()) wanted.push_back(std::move(item));
       }
+      items_waited_ = !wanted.empty();
       // Jenkins lists the newest first but serves the oldest first: plan in its order, so each
       // agent is recorded against the item it will most likely run
       std::sort(wanted.begin(), wanted.end(),
                 [](const auto& a, const auto& b) { return a.id < b.id; });
       stats.buildable = static_cast<int>(wanted.size());
       if (!wanted.empty()) {
-        ResolveLabels(wanted, nodes, snapshot);
+        ResolveLabels(wanted, nodes, snapshot, std::move(asked));
         Launch(wanted, nodes, snapshot, stats);
       }
       std::set<std::pair<int64_t, std::string>> still;
@@ -216,7 +230,8 @@ ProvisionStats Provisioner::Tick() {
 
 void Provisioner::ResolveLabels(std::vector<jenkins::QueueItem>& items,
                                 const std::map<std::string, jenkins::Computer>& nodes,
-                                const std::vector<CloudTemplates>& snapshot) {
+                                const std::vector<CloudTemplates>& snapshot,
+                                std::optional<ExactLabels> asked) {
   const int64_t now = NowMs();
   if (!script_labels_ &&
       now - script_refused_at_ms_ >=
@@ -225,7 +240,13 @@ void Provisioner::ResolveLabels(std::vector<jenkins::QueueItem>& items,
     script_labels_ = true;  // permissions may have been granted since: ask again
   }
   if (script_labels_) {
-    Result<std::map<int64_t, std::string>> exact = jenkins_.ExactLabels();
+    // An answer taken with the queue may predate an item that arrived in between: ask again then.
+    // A refusal or failure is as good an answer as the next call's.
+    const bool covers = asked && (!*asked || std::all_of(items.begin(), items.end(),
+                                                         [&](const jenkins::QueueItem& item) {
+                                                           return (*asked)->contains(item.id);
+                                                         }));
+    ExactLabels exact = covers ? std::move(*asked) : jenkins_.ExactLabels();
     label_mode_known_ = true;
     if (exact) {
       for (jenkins::QueueItem& item : items) {

@@ -111,9 +111,12 @@ class Provisioner {
   const TemplateEntry* FindTemplate(const std::vector<CloudTemplates>& snapshot,
                                     const std::string& cloud, const std::string& name) const;
 
+  using ExactLabels = Result<std::map<int64_t, std::string>>;
+  // `asked`: /scriptText's answer taken with the queue, used when it covers every item.
   void ResolveLabels(std::vector<jenkins::QueueItem>& items,
                      const std::map<std::string, jenkins::Computer>& nodes,
-                     const std::vector<CloudTemplates>& snapshot);
+                     const std::vector<CloudTemplates>& snapshot,
+                     std::optional<ExactLabels> asked = std::nullopt);
   void LabelsFromLoad(std::vector<jenkins::QueueItem>& items,
                       const std::vector<CloudTemplates>& snapshot);
   void WarnIfOutsideFolders(const Agent& agent, const std::string& build_url,
@@ -169,6 +172,7 @@ class Provisioner {
   bool script_labels_ = true;
   bool label_mode_known_ = false;  // /scriptText was tried at least once
   int64_t script_refused_at_ms_ = 0;
+  bool items_waited_ = false;  // the last queue had items wanting an executor
   uint64_t sequence_ = 0;
   std::set<std::pair<int64_t, std::string>> noted_;  // (queue item, cloud) skips already told
   struct Backoff {

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,10 @@ class FakeJenkinsClient final : public jenkins::Client {
                   "POST /scriptText");
     }
     std::map<int64_t, std::string> out;
-    for (const auto& [id, label] : exact) out[id] = label;
+    for (const auto& [id, label] : exact) {
+      if (!unseen_by_script.contains(id)) out[id] = label;
+    }
+    unseen_by_script.clear();
     return out;
   }
   Result<std::vector<jenkins::Computer>> Computers() override {
@@ -147,6 +151,8 @@ class FakeJenkinsClient final : public jenkins::Client {
   bool administer = true;
   std::vector<jenkins::QueueItem> queue;
   std::map<int64_t, std::string> exact;
+  // left out of the next /scriptText answer, as if they were queued just after the script ran
+  std::set<int64_t> unseen_by_script;
   std::map<std::string, jenkins::Computer> nodes;
   std::map<std::string, jenkins::NodeSpec> specs;
   int64_t next_id = 1;

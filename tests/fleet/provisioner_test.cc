@@ -374,6 +374,36 @@ TEST_F(ProvisionerTest, WithoutAdministerPipelineLabelsComeFromWhy) {
   EXPECT_NE(provisioner_->Report().label_reason.find("/scriptText was refused"), std::string::npos);
 }
 
+TEST_F(ProvisionerTest, ExactLabelsAreAskedWithTheQueueOnlyWhileItemsWait) {
+  Pass();  // the start-up probe of the label mode
+  Pass();
+  EXPECT_EQ(jenkins_.script_calls, 1);
+  jenkins_.Enqueue("windows", "http://jenkins.test/job/p/1/", /*freestyle=*/false);  // unserved
+  Pass();
+  EXPECT_EQ(jenkins_.script_calls, 2);  // after the queue: it was idle before
+  Pass();
+  EXPECT_EQ(jenkins_.script_calls, 3);  // with the queue, and not again after it
+  jenkins_.queue.clear();
+  Pass();
+  EXPECT_EQ(jenkins_.script_calls, 4);  // with the queue, which turned out idle
+  Pass();
+  Pass();
+  EXPECT_EQ(jenkins_.script_calls, 4);
+}
+
+TEST_F(ProvisionerTest, AnItemTheLabelsAskedWithTheQueueMissedIsAskedForAgain) {
+  jenkins_.Enqueue("windows", "http://jenkins.test/job/p/1/", /*freestyle=*/false);  // unserved
+  Pass();
+  const int before = jenkins_.script_calls;
+  const int64_t id = jenkins_.Enqueue("linux", "http://jenkins.test/job/p/2/", /*freestyle=*/false);
+  jenkins_.queue.back().why.clear();  // no hint: only /scriptText knows its label
+  jenkins_.unseen_by_script = {id};
+  Pass();
+  EXPECT_EQ(jenkins_.script_calls, before + 2);
+  ASSERT_EQ(jenkins_.nodes.size(), 1u);
+  EXPECT_EQ(jenkins_.specs.begin()->second.labels, "linux cpu");
+}
+
 TEST_F(ProvisionerTest, ARestartedProvisionerResumesWithoutDuplicates) {
   jenkins_.Enqueue("linux");
   Pass();
