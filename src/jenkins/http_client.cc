@@ -550,8 +550,8 @@ Result<HttpClient::Response> HttpClient::SendOnce(const Request& request, const 
     curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.form.c_str());
     curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(request.form.size()));
     // libcurl silently sends a request again when a reused connection turns out dead; a POST
-    // that creates or deletes a node must not, so it gets a connection of its own. One that may be
-    // sent twice (the label script, a node's config) reuses one like a GET.
+    // that creates, drains or deletes a node must not, so it gets a connection of its own. One that
+    // may be sent twice (the label script, a node's config) reuses one like a GET.
     if (!request.idempotent) curl_easy_setopt(curl, CURLOPT_FRESH_CONNECT, 1L);
     const std::string type =
         request.content_type.empty() ? "application/x-www-form-urlencoded" : request.content_type;

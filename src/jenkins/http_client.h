@@ -14,8 +14,9 @@
 // every agent secret are kept in a Secret and never appear in an error.
 //
 // Thread safety: safe to call from any thread. A pool of curl handles lets concurrent calls run in
-// parallel, each keeping its connections alive; a POST that must not be sent twice (creating or
-// deleting a node) opens a connection of its own, so libcurl never silently sends it again.
+// parallel, each keeping its connections alive; a POST that must not be sent twice (creating,
+// draining or deleting a node) opens a connection of its own, so libcurl never silently sends it
+// again.
 #pragma once
 
 #include <chrono>
