@@ -221,9 +221,38 @@ class TimedTransport final : public slurm::Transport {
   explicit TimedTransport(slurm::Transport& inner) : inner_(inner) {}
 
   Result<slurm::HttpResponse> Send(const slurm::HttpRequest& request) override {
-    const Steady::time_point sent = Steady::now();
+    const Steady::time_point called = Steady::now();
     Result<slurm::HttpResponse> r = inner_.Send(request);
+    Note(request, r, called, Steady::now(), false);
+    return r;
+  }
+
+  std::vector<Result<slurm::HttpResponse>> SendAll(const std::vector<slurm::HttpRequest>& requests,
+                                                   size_t at_once) override {
+    const Steady::time_point called = Steady::now();
+    std::vector<Result<slurm::HttpResponse>> rs = inner_.SendAll(requests, at_once);
     const Steady::time_point answered = Steady::now();
+    for (size_t i = 0; i < requests.size(); ++i) Note(requests[i], rs[i], called, answered, true);
+    return rs;
+  }
+
+  std::optional<Steady::time_point> PostSent(const std::string& name) const {
+    std::lock_guard lock(mu_);
+    auto it = posts_.find(name);
+    if (it == posts_.end()) return std::nullopt;
+    return it->second;
+  }
+  std::map<std::string, std::vector<double>> Durations() const {
+    std::lock_guard lock(mu_);
+    return durations_;
+  }
+
+ private:
+  // A POST leaves when the transport says it began to write it (after connecting), not when it
+  // was handed over: SendAll hands over a whole wave at once.
+  void Note(const slurm::HttpRequest& request, const Result<slurm::HttpResponse>& r,
+            Steady::time_point called, Steady::time_point answered, bool together) {
+    const Steady::time_point sent = r && r->sent_at != Steady::time_point{} ? r->sent_at : called;
     // "GET jobs/ (full list)", "GET jobs/state", "POST job/submit", "DELETE job/{id}", ...
     std::string what = request.path.substr(0, request.path.find('?'));
     if (what.starts_with("/slurm/")) {
@@ -240,9 +269,9 @@ class TimedTransport final : public slurm::Transport {
       at = end + 1;
     }
     if (kind == "GET jobs/") kind += " (full list)";
+    if (together) kind += " (sent together: until the last answer)";
     std::string name;
     if (request.method == "POST" && request.path.ends_with("/job/submit")) {
-      // read after sending: the POST leaves at `sent`
       nlohmann::json body = nlohmann::json::parse(request.body, nullptr, false);
       if (body.is_object() && body.contains("job") && body["job"].contains("name") &&
           body["job"]["name"].is_string()) {
@@ -252,21 +281,8 @@ class TimedTransport final : public slurm::Transport {
     std::lock_guard lock(mu_);
     if (!name.empty()) posts_.try_emplace(name, sent);
     durations_[kind].push_back(Ms(answered - sent));
-    return r;
   }
 
-  std::optional<Steady::time_point> PostSent(const std::string& name) const {
-    std::lock_guard lock(mu_);
-    auto it = posts_.find(name);
-    if (it == posts_.end()) return std::nullopt;
-    return it->second;
-  }
-  std::map<std::string, std::vector<double>> Durations() const {
-    std::lock_guard lock(mu_);
-    return durations_;
-  }
-
- private:
   slurm::Transport& inner_;
   mutable std::mutex mu_;
   std::map<std::string, Steady::time_point> posts_;

@@ -82,6 +82,10 @@ class MarkingTransport final : public slurm::Transport {
     }
     return inner_.Send(request);
   }
+  std::vector<Result<slurm::HttpResponse>> SendAll(const std::vector<slurm::HttpRequest>& requests,
+                                                   size_t at_once) override {
+    return inner_.SendAll(requests, at_once);  // the engine sends only POSTs this way
+  }
   void Arm() {
     std::lock_guard lock(mu_);
     armed_ = true;
@@ -186,8 +190,15 @@ int main(int argc, char** argv) {
     cancel_all();
     return Die(why + " (this run's jobs are cancelled)");
   };
-  const int rounds = std::max(1, jobs / 1000);
-  const int raw_per_round = std::max(1, std::min(jobs / rounds, 200));
+  // Rounds of the same size in both arms, so that both pay the same ramp at a round's start and
+  // end. slurmctld's job table limits how many raw jobs a run can add, so a raw round follows
+  // every `stride`-th engine round; each raw round is also compared with the engine rounds just
+  // before and after it, which met the same load, and the spread of those ratios is printed.
+  const int round_size = std::min(jobs, 200);
+  const int rounds = std::max(1, jobs / round_size);
+  const int stride = std::max(1, jobs / 2000);
+  std::vector<double> engine_round_s, raw_round_s;  // seconds per job in each round
+  std::vector<int> raw_after;                       // the engine round each raw round follows
   double engine_s = 0, raw_s = 0, engine_cpu_ms = 0, raw_cpu_ms = 0;
   int raw_jobs = 0;
   std::atomic<int> failures{0};
@@ -203,9 +214,12 @@ int main(int argc, char** argv) {
     fleet::PassStats pass = (*engine)->Tick();
     std::optional<Steady::time_point> tracked = marking.FirstGet();
     engine_cpu_ms += (tracked ? marking.CpuAtFirstGet() : CpuMs()) - cpu0;
-    engine_s += std::chrono::duration<double>(tracked.value_or(Steady::now()) - t0).count();
+    const double took = std::chrono::duration<double>(tracked.value_or(Steady::now()) - t0).count();
+    engine_s += took;
+    engine_round_s.push_back(took / n);
     if (pass.submitted != n)
       return give_up(fmt::format("engine submitted {} of {}", pass.submitted, n));
+    if (round % stride != stride / 2 || round == rounds - 1) continue;
 
     // ... against raw concurrent POSTs of the same body, without any bookkeeping
     std::atomic<int> next{0};
@@ -214,26 +228,42 @@ int main(int argc, char** argv) {
     std::vector<std::thread> posters;
     for (int k = 0; k < raw_threads; ++k) {
       posters.emplace_back([&] {
-        while (next.fetch_add(1) < raw_per_round) {
+        while (next.fetch_add(1) < round_size) {
           auto r = (*transport)->Send({"POST", "/slurm/v0.0.45/job/submit", body, token->jwt});
           if (!r || r->status != 200) ++failures;
         }
       });
     }
     for (std::thread& p : posters) p.join();
-    raw_s += std::chrono::duration<double>(Steady::now() - t0).count();
+    const double raw_took = std::chrono::duration<double>(Steady::now() - t0).count();
+    raw_s += raw_took;
+    raw_round_s.push_back(raw_took / round_size);
     raw_cpu_ms += CpuMs() - cpu0;
-    raw_jobs += raw_per_round;
+    raw_jobs += round_size;
+    raw_after.push_back(round);
   }
   double engine_rate = jobs / engine_s, raw_rate = raw_jobs / raw_s;
+  std::vector<double> local;  // each raw round against its neighbouring engine rounds
+  for (size_t k = 0; k < raw_round_s.size(); ++k) {
+    const int r = raw_after[k];
+    local.push_back(raw_round_s[k] * 2 / (engine_round_s[r] + engine_round_s[r + 1]));
+  }
+  std::sort(local.begin(), local.end());
   std::cout << fmt::format(
-      "submit: engine {:.0f} jobs/s ({} jobs in {} passes: intents marked in one transaction "
-      "per pass before any POST, {} POSTs in flight, outcomes in one transaction)\n",
-      engine_rate, jobs, rounds, eo.submit_concurrency);
+      "submit: engine {:.0f} jobs/s ({} jobs in {} passes of {}: intents marked in one "
+      "transaction per chunk before its POSTs, {} POSTs in flight, outcomes recorded as they "
+      "come)\n",
+      engine_rate, jobs, rounds, jobs / rounds, eo.submit_concurrency);
   std::cout << fmt::format(
-      "        raw    {:.0f} jobs/s ({} POSTs over {} threads, {} per round, {} failed)\n",
-      raw_rate, raw_jobs, raw_threads, raw_per_round, failures.load());
+      "        raw    {:.0f} jobs/s ({} POSTs over {} threads, {} rounds of {}, {} failed)\n",
+      raw_rate, raw_jobs, raw_threads, raw_round_s.size(), round_size, failures.load());
   std::cout << fmt::format("        ratio engine/raw = {:.2f}\n", engine_rate / raw_rate);
+  if (!local.empty()) {
+    std::cout << fmt::format(
+        "        each raw round against the engine rounds around it: min {:.2f}, median {:.2f}, "
+        "max {:.2f}\n",
+        local.front(), Median(local), local.back());
+  }
   // This process shares the machine's cores with slurmrestd and slurmctld: its own CPU per job
   // is what it takes away from them.
   std::cout << fmt::format(

@@ -34,6 +34,11 @@ class Client {
   // Never retried here: after kUnknownOutcome, look the job up by its name or comment tag first.
   // A 200 without job_id (Slurm's answer to a wrongly typed field) is kRejected with the warnings.
   virtual Result<SubmitReceipt> Submit(const JobRequest& request) = 0;
+  // Each request as Submit would send it, up to `at_once` POSTs in flight together, all from the
+  // calling thread; the results in the same order. Unlike Submit, a POST that provably never left
+  // (kUnavailable) is not retried here: it is the caller's to send again.
+  virtual std::vector<Result<SubmitReceipt>> SubmitAll(const std::vector<JobRequest>& requests,
+                                                       size_t at_once) = 0;
   // A heterogeneous job: one component per request, script taken from the first; returns the
   // leader's id.
   virtual Result<SubmitReceipt> SubmitHet(const std::vector<JobRequest>& components) = 0;

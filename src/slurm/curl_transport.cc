@@ -2,6 +2,8 @@
 
 #include <curl/curl.h>
 
+#include <algorithm>
+
 #include "base/ca_file.h"
 
 namespace slurmfleet::slurm {
@@ -12,9 +14,9 @@ namespace {
 constexpr size_t kBodySlack = 64;
 
 struct BodySink {
-  CURL* curl;
-  std::string* body;
-  BodyStream* stream;  // for a 2xx answer, when the request has one
+  CURL* curl = nullptr;
+  std::string* body = nullptr;
+  BodyStream* stream = nullptr;  // for a 2xx answer, when the request has one
   bool started = false;
 };
 
@@ -73,15 +75,28 @@ CurlTransport::CurlTransport(TransportOptions options) : options_(std::move(opti
 
 CurlTransport::~CurlTransport() = default;
 
-Result<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
-  const std::string where = request.method + " " + request.path;
-  CURL* curl = static_cast<CURL*>(handles_.Acquire());
-  if (!curl) return Fail(Code::kInternal, "libcurl could not create a handle", where);
+// One request on its way: what libcurl points into while the transfer runs, so it must stay put.
+struct CurlTransport::Transfer {
+  CURL* curl = nullptr;
+  std::string where;  // "POST /slurm/v0.0.45/job/submit", for errors
+  std::string url;
+  std::string auth;  // the token header; cleared as soon as the transfer ends
+  curl_slist* headers = nullptr;
+  HttpResponse response;
+  BodySink sink;
+  Steady::time_point started;
+  bool in_multi = false;  // SendAll: added to its multi handle and not finished yet
+};
+
+bool CurlTransport::Prepare(const HttpRequest& request, Transfer& t) {
+  t.where = request.method + " " + request.path;
+  t.curl = static_cast<CURL*>(handles_.Acquire());
+  if (!t.curl) return false;
+  CURL* curl = t.curl;
   curl_easy_reset(curl);  // keeps the handle's live connections and caches
 
-  const std::string url = options_.base_url + request.path;
-  HttpResponse response;
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  t.url = options_.base_url + request.path;
+  curl_easy_setopt(curl, CURLOPT_URL, t.url.c_str());
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
                    static_cast<long>(options_.connect_timeout.count()));
@@ -89,9 +104,9 @@ Result<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
   curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, options_.verify_tls ? 1L : 0L);
   curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, options_.verify_tls ? 2L : 0L);
   if (!options_.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, options_.ca_file.c_str());
-  BodySink sink{curl, &response.body, request.stream};
+  t.sink = BodySink{curl, &t.response.body, request.stream};
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, AppendBody);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &t.sink);
   curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
   // libcurl silently sends a request again when a reused connection turns out dead; for a POST
   // that could make a second job, so a POST always gets a connection of its own.
@@ -101,20 +116,26 @@ Result<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
     curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(request.body.size()));
   }
 
-  curl_slist* headers = nullptr;
-  headers = curl_slist_append(headers, "Accept: application/json");
-  if (!request.body.empty()) headers = curl_slist_append(headers, "Content-Type: application/json");
-  std::string auth;
-  if (!request.token.empty()) {
-    auth = "X-SLURM-USER-TOKEN: " + request.token.Reveal();
-    headers = curl_slist_append(headers, auth.c_str());
+  t.headers = curl_slist_append(t.headers, "Accept: application/json");
+  if (!request.body.empty()) {
+    t.headers = curl_slist_append(t.headers, "Content-Type: application/json");
   }
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  if (!request.token.empty()) {
+    t.auth = "X-SLURM-USER-TOKEN: " + request.token.Reveal();
+    t.headers = curl_slist_append(t.headers, t.auth.c_str());
+  }
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, t.headers);
+  t.started = Steady::now();
+  return true;
+}
 
-  CURLcode rc = curl_easy_perform(curl);
-  curl_slist_free_all(headers);
+Result<HttpResponse> CurlTransport::Finish(Transfer& t, int code) {
+  const auto rc = static_cast<CURLcode>(code);
+  CURL* curl = t.curl;
+  curl_slist_free_all(t.headers);
+  t.headers = nullptr;
   // the header string held the token: clear it before the memory is reused
-  std::fill(auth.begin(), auth.end(), '\0');
+  std::fill(t.auth.begin(), t.auth.end(), '\0');
 
   if (rc != CURLE_OK) {
     handles_.Release(curl);
@@ -123,17 +144,112 @@ Result<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
       return Fail(Code::kUnavailable,
                   "cannot reach slurmrestd at " + options_.base_url + ": " + what +
                       "; check the URL and that slurmrestd runs",
-                  where);
+                  t.where);
     }
     return Fail(Code::kUnknownOutcome,
-                "no complete answer from slurmrestd at " + options_.base_url + ": " + what, where);
+                "no complete answer from slurmrestd at " + options_.base_url + ": " + what,
+                t.where);
   }
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &t.response.status);
   char* ct = nullptr;
   curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &ct);
-  if (ct) response.content_type = ct;
+  if (ct) t.response.content_type = ct;
+  curl_off_t pretransfer_us = 0;
+  curl_easy_getinfo(curl, CURLINFO_PRETRANSFER_TIME_T, &pretransfer_us);
+  t.response.sent_at = t.started + std::chrono::microseconds(pretransfer_us);
   handles_.Release(curl);
-  return response;
+  return std::move(t.response);
+}
+
+Result<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
+  Transfer t;
+  if (!Prepare(request, t)) {
+    return Fail(Code::kInternal, "libcurl could not create a handle",
+                request.method + " " + request.path);
+  }
+  return Finish(t, curl_easy_perform(t.curl));
+}
+
+std::vector<Result<HttpResponse>> CurlTransport::SendAll(const std::vector<HttpRequest>& requests,
+                                                         size_t at_once) {
+  std::vector<Result<HttpResponse>> results;
+  if (requests.size() <= 1 || at_once <= 1) {
+    for (const HttpRequest& r : requests) results.push_back(Send(r));
+    return results;
+  }
+  results.assign(requests.size(), Fail(Code::kInternal, "not sent"));
+  CURLM* multi = curl_multi_init();
+  if (!multi) {
+    for (size_t i = 0; i < requests.size(); ++i) {
+      results[i] = Fail(Code::kInternal, "libcurl could not create a multi handle",
+                        requests[i].method + " " + requests[i].path);
+    }
+    return results;
+  }
+  std::vector<Transfer> transfers(requests.size());  // never resized: libcurl points into them
+  size_t next = 0, in_flight = 0, done = 0;
+  auto start_more = [&] {
+    for (; next < requests.size() && in_flight < at_once; ++next) {
+      Transfer& t = transfers[next];
+      if (!Prepare(requests[next], t)) {
+        results[next] = Fail(Code::kInternal, "libcurl could not create a handle",
+                             requests[next].method + " " + requests[next].path);
+        ++done;
+        continue;
+      }
+      curl_easy_setopt(t.curl, CURLOPT_PRIVATE, static_cast<void*>(&t));
+      if (CURLMcode added = curl_multi_add_handle(multi, t.curl); added != CURLM_OK) {
+        results[next] =
+            Fail(Code::kInternal,
+                 std::string("libcurl could not start the request: ") + curl_multi_strerror(added),
+                 t.where);
+        curl_slist_free_all(t.headers);
+        std::fill(t.auth.begin(), t.auth.end(), '\0');
+        handles_.Release(t.curl);
+        ++done;
+        continue;
+      }
+      t.in_multi = true;
+      ++in_flight;
+    }
+  };
+  start_more();
+  while (done < requests.size()) {
+    int running = 0;
+    CURLMcode mc = curl_multi_perform(multi, &running);
+    int queued = 0;
+    while (CURLMsg* msg = curl_multi_info_read(multi, &queued)) {
+      if (msg->msg != CURLMSG_DONE) continue;
+      CURL* curl = msg->easy_handle;
+      const CURLcode rc = msg->data.result;
+      void* owner = nullptr;
+      curl_easy_getinfo(curl, CURLINFO_PRIVATE, &owner);
+      curl_multi_remove_handle(multi, curl);
+      auto* t = static_cast<Transfer*>(owner);
+      t->in_multi = false;
+      results[static_cast<size_t>(t - transfers.data())] = Finish(*t, rc);
+      --in_flight;
+      ++done;
+    }
+    start_more();
+    if (mc != CURLM_OK) {
+      // libcurl itself failed; what is still in flight may or may not have been sent
+      for (Transfer& t : transfers) {
+        if (!t.in_multi) continue;
+        curl_multi_remove_handle(multi, t.curl);
+        results[static_cast<size_t>(&t - transfers.data())] = Finish(t, CURLE_SEND_ERROR);
+      }
+      for (; next < requests.size(); ++next) {
+        results[next] = Fail(Code::kUnavailable,
+                             std::string("not sent: libcurl failed: ") + curl_multi_strerror(mc),
+                             requests[next].method + " " + requests[next].path);
+      }
+      break;
+    }
+    if (done < requests.size()) curl_multi_poll(multi, nullptr, 0, 100, nullptr);
+  }
+  curl_multi_cleanup(multi);
+  return results;
 }
 
 }  // namespace slurmfleet::slurm

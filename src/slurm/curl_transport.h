@@ -27,9 +27,19 @@ class CurlTransport final : public Transport {
   ~CurlTransport() override;
 
   Result<HttpResponse> Send(const HttpRequest& request) override;
+  // One thread drives them all through libcurl's multi interface.
+  std::vector<Result<HttpResponse>> SendAll(const std::vector<HttpRequest>& requests,
+                                            size_t at_once) override;
 
  private:
+  using Steady = std::chrono::steady_clock;
+  struct Transfer;
+
   explicit CurlTransport(TransportOptions options);
+  // Takes a handle and sets it up for `request`; false when libcurl has no handle to give.
+  bool Prepare(const HttpRequest& request, Transfer& t);
+  // The result of a finished transfer (`code` is its CURLcode); gives the handle back.
+  Result<HttpResponse> Finish(Transfer& t, int code);
 
   TransportOptions options_;
   CurlHandlePool handles_;

@@ -43,6 +43,12 @@ Result<PingReport> LazyClient::Ping() {
 Result<SubmitReceipt> LazyClient::Submit(const JobRequest& r) {
   return OnConnected(*this, [&](RestClient& c) { return c.Submit(r); });
 }
+std::vector<Result<SubmitReceipt>> LazyClient::SubmitAll(const std::vector<JobRequest>& requests,
+                                                         size_t at_once) {
+  Result<RestClient*> c = Connected();
+  if (!c) return std::vector<Result<SubmitReceipt>>(requests.size(), std::unexpected(c.error()));
+  return (*c)->SubmitAll(requests, at_once);
+}
 Result<SubmitReceipt> LazyClient::SubmitHet(const std::vector<JobRequest>& parts) {
   return OnConnected(*this, [&](RestClient& c) { return c.SubmitHet(parts); });
 }

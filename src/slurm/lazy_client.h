@@ -21,6 +21,8 @@ class LazyClient final : public Client {
   std::string_view api_version() const override;
   Result<PingReport> Ping() override;
   Result<SubmitReceipt> Submit(const JobRequest& request) override;
+  std::vector<Result<SubmitReceipt>> SubmitAll(const std::vector<JobRequest>& requests,
+                                               size_t at_once) override;
   Result<SubmitReceipt> SubmitHet(const std::vector<JobRequest>& components) override;
   Result<std::vector<JobInfo>> GetJob(const JobRef& job) override;
   Result<JobsSnapshot> JobsChangedSince(std::optional<Seconds> since) override;

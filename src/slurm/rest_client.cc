@@ -154,20 +154,27 @@ bool AuthRejected(const std::vector<SlurmMessage>& errors) {
 
 }  // namespace
 
+Result<nlohmann::json> RestClient::Parsed(const HttpResponse& r, const std::string& where,
+                                          Idempotent idempotent) {
+  nlohmann::json parsed = nlohmann::json::parse(r.body, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) {
+    return Fail(
+        idempotent == Idempotent::kYes ? Code::kUnavailable : Code::kUnknownOutcome,
+        "slurmrestd answered HTTP " + std::to_string(r.status) + " with a body that is not JSON",
+        where);
+  }
+  return parsed;
+}
+
 Result<nlohmann::json> RestClient::Call(const std::string& method, const std::string& path,
                                         const std::string& body, Idempotent idempotent) {
   bool reauthed = false;
   for (;;) {
     Result<HttpResponse> r = Exchange(method, path, body, idempotent, reauthed);
     if (!r) return std::unexpected(r.error());
-    nlohmann::json parsed = nlohmann::json::parse(r->body, nullptr, /*allow_exceptions=*/false);
-    if (parsed.is_discarded()) {
-      return Fail(
-          idempotent == Idempotent::kYes ? Code::kUnavailable : Code::kUnknownOutcome,
-          "slurmrestd answered HTTP " + std::to_string(r->status) + " with a body that is not JSON",
-          method + " " + path);
-    }
-    if (AuthRejected(ErrorsOf(parsed))) {
+    Result<nlohmann::json> parsed = Parsed(*r, method + " " + path, idempotent);
+    if (!parsed) return parsed;
+    if (AuthRejected(ErrorsOf(*parsed))) {
       if (reauthed)
         return std::unexpected(
             ErrorForStatus(511, r->body, idempotent == Idempotent::kYes, method + " " + path));
@@ -265,9 +272,14 @@ Result<SubmitReceipt> RestClient::PostSubmit(const nlohmann::json& request) {
   const std::string path = dialect_->Path("/job/submit");
   Result<nlohmann::json> body = Call("POST", path, request.dump(), Idempotent::kNo);
   if (!body) return std::unexpected(body.error());
-  std::vector<SlurmMessage> errors = ErrorsOf(*body);
-  std::vector<SlurmMessage> warnings = WarningsOf(*body);
-  JsonFields f(*body, "");
+  return ReceiptFrom(*body, path);
+}
+
+Result<SubmitReceipt> RestClient::ReceiptFrom(const nlohmann::json& answer,
+                                              const std::string& path) {
+  std::vector<SlurmMessage> errors = ErrorsOf(answer);
+  std::vector<SlurmMessage> warnings = WarningsOf(answer);
+  JsonFields f(answer, "");
   uint32_t job_id = f.UInt32("job_id");
   if (job_id == 0 || !errors.empty()) {
     // Slurm answers a wrongly typed field with 200, no job_id and only a warning
@@ -288,6 +300,63 @@ Result<SubmitReceipt> RestClient::PostSubmit(const nlohmann::json& request) {
 
 Result<SubmitReceipt> RestClient::Submit(const JobRequest& request) {
   return PostSubmit(EncodeSubmit(*dialect_, std::span(&request, 1), /*redact_secrets=*/false));
+}
+
+std::vector<Result<SubmitReceipt>> RestClient::SubmitAll(const std::vector<JobRequest>& requests,
+                                                         size_t at_once) {
+  const std::string path = dialect_->Path("/job/submit");
+  const std::string where = "POST " + path;
+  std::vector<Result<SubmitReceipt>> results(requests.size(), Fail(Code::kInternal, "not sent"));
+  std::vector<std::string> bodies;
+  for (const JobRequest& r : requests) {
+    bodies.push_back(EncodeSubmit(*dialect_, std::span(&r, 1), /*redact_secrets=*/false).dump());
+  }
+  std::vector<size_t> todo(requests.size());
+  for (size_t i = 0; i < todo.size(); ++i) todo[i] = i;
+  // A token slurmrestd rejects is renewed once and the rejected requests are sent again together;
+  // it rejects them before creating any job.
+  for (bool reauthed = false; !todo.empty(); reauthed = true) {
+    Result<auth::Token> token = tokens_.Get();
+    if (!token) {
+      for (size_t i : todo) results[i] = std::unexpected(token.error());
+      break;
+    }
+    std::vector<HttpRequest> posts;
+    for (size_t i : todo) posts.push_back({"POST", path, bodies[i], token->jwt});
+    requests_sent_.fetch_add(posts.size());
+    std::vector<Result<HttpResponse>> answers = transport_.SendAll(posts, at_once);
+    std::vector<size_t> rejected;
+    for (size_t k = 0; k < todo.size(); ++k) {
+      const size_t i = todo[k];
+      Result<HttpResponse>& r = answers[k];
+      if (!r) {
+        results[i] = std::unexpected(r.error());
+        continue;
+      }
+      if (r->status < 200 || r->status >= 300) {
+        Error e = ErrorForStatus(r->status, r->body, /*idempotent=*/false, where);
+        if (e.code == Code::kAuth && !reauthed) {
+          rejected.push_back(i);
+        } else {
+          results[i] = std::unexpected(std::move(e));
+        }
+        continue;
+      }
+      Result<nlohmann::json> parsed = Parsed(*r, where, Idempotent::kNo);
+      if (!parsed) {
+        results[i] = std::unexpected(parsed.error());
+      } else if (!AuthRejected(ErrorsOf(*parsed))) {
+        results[i] = ReceiptFrom(*parsed, path);
+      } else if (!reauthed) {
+        rejected.push_back(i);
+      } else {
+        results[i] = std::unexpected(ErrorForStatus(511, r->body, false, where));
+      }
+    }
+    if (!rejected.empty()) tokens_.Invalidate();
+    todo = std::move(rejected);
+  }
+  return results;
 }
 
 Result<SubmitReceipt> RestClient::SubmitHet(const std::vector<JobRequest>& components) {

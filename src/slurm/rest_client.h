@@ -53,6 +53,8 @@ class RestClient final : public Client {
 
   Result<PingReport> Ping() override;
   Result<SubmitReceipt> Submit(const JobRequest& request) override;
+  std::vector<Result<SubmitReceipt>> SubmitAll(const std::vector<JobRequest>& requests,
+                                               size_t at_once) override;
   Result<SubmitReceipt> SubmitHet(const std::vector<JobRequest>& components) override;
   Result<std::vector<JobInfo>> GetJob(const JobRef& job) override;
   Result<JobsSnapshot> JobsChangedSince(std::optional<Seconds> since) override;
@@ -85,7 +87,12 @@ class RestClient final : public Client {
   Result<JobListAnswer> CallJobList(const std::string& path);
   Result<HttpResponse> SendOnce(const std::string& method, const std::string& path,
                                 const std::string& body, JobListStream* stream);
+  // A 2xx answer's JSON; kUnavailable (idempotent) or kUnknownOutcome when it is not JSON.
+  Result<nlohmann::json> Parsed(const HttpResponse& r, const std::string& where,
+                                Idempotent idempotent);
   Result<SubmitReceipt> PostSubmit(const nlohmann::json& body);
+  // The receipt in a submit answer, or kRejected with Slurm's words when it created no job.
+  Result<SubmitReceipt> ReceiptFrom(const nlohmann::json& answer, const std::string& path);
   Result<std::vector<JobStateEntry>> GetStates(const std::string& path);
 
   Transport& transport_;

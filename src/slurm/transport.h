@@ -35,6 +35,9 @@ struct HttpResponse {
   long status = 0;
   std::string body;  // empty when it went to the request's stream
   std::string content_type;
+  // When the request began to leave: connected, its first byte about to be written. Unset (the
+  // epoch) where a transport cannot tell.
+  std::chrono::steady_clock::time_point sent_at{};
 };
 
 class Transport {
@@ -44,6 +47,10 @@ class Transport {
   // resolved). kUnknownOutcome: it may have reached it (timeout, reset, empty reply after
   // sending). Any HTTP status, 5xx included, is a response, not an error.
   virtual Result<HttpResponse> Send(const HttpRequest& request) = 0;
+  // Sends every request, up to `at_once` in flight together, and returns their results in the
+  // same order, each meaning what Send's would. A burst of requests needs no thread per request.
+  virtual std::vector<Result<HttpResponse>> SendAll(const std::vector<HttpRequest>& requests,
+                                                    size_t at_once) = 0;
 };
 
 }  // namespace slurmfleet::slurm

@@ -138,6 +138,27 @@ TEST_F(EngineTest, SubmitNowWritesTheCallersRecordWithTheMarkedIntentAndSendsItU
   for (const store::Event& e : *events) EXPECT_NE(e.type, "submitting");
 }
 
+TEST_F(EngineTest, ASubmitNowWaveLeavesTogetherAndOneThatNeverLeftIsSentAgainLater) {
+  std::vector<std::pair<store::Record*, std::optional<store::Event>>> none;
+  ASSERT_TRUE(engine_->SubmitNow({{"wave-1", "agent", "test", Request()},
+                                  {"wave-2", "agent", "test", Request()},
+                                  {"wave-3", "agent", "test", Request()}},
+                                 none));
+  const std::string queued = Add("queued");
+  slurm_.unavailable_submits = 1;  // slurmrestd refuses the wave's first connection
+  engine_->Tick();
+  EXPECT_EQ(slurm_.submit_all_calls, 1);
+  EXPECT_EQ(slurm_.submit_calls, 4);
+  EXPECT_EQ(Get("wave-1").phase, Phase::kIntent) << "provably never sent: safe to send again";
+  EXPECT_EQ(Get("wave-2").phase, Phase::kPending);
+  EXPECT_EQ(Get("wave-3").phase, Phase::kPending);
+  EXPECT_EQ(Get(queued).phase, Phase::kPending);
+  engine_->Tick();
+  EXPECT_EQ(slurm_.submit_all_calls, 1) << "an intent sent again is not a wave";
+  EXPECT_EQ(Get("wave-1").phase, Phase::kPending);
+  EXPECT_EQ(Get("wave-1").attempts, 2);
+}
+
 TEST_F(EngineTest, ASubmitNowIntentACrashLeftUnsentIsLookedForThenSentOnce) {
   std::vector<std::pair<store::Record*, std::optional<store::Event>>> none;
   ASSERT_TRUE(engine_->SubmitNow({{"now-2", "agent", "test", Request()}}, none));

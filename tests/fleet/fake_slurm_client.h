@@ -50,6 +50,13 @@ class FakeSlurmClient final : public slurm::Client {
     }
     return slurm::SubmitReceipt{job.job_id, "batch", "", {}};
   }
+  std::vector<Result<slurm::SubmitReceipt>> SubmitAll(const std::vector<slurm::JobRequest>& rs,
+                                                      size_t) override {
+    ++submit_all_calls;
+    std::vector<Result<slurm::SubmitReceipt>> results;
+    for (const slurm::JobRequest& r : rs) results.push_back(Submit(r));
+    return results;
+  }
   Result<slurm::SubmitReceipt> SubmitHet(const std::vector<slurm::JobRequest>& c) override {
     return Submit(c.at(0));
   }
@@ -152,8 +159,8 @@ class FakeSlurmClient final : public slurm::Client {
   int unavailable_submits = 0;
   int unavailable_lists = 0;
   int reject_submits = 0;
-  int submit_calls = 0, list_calls = 0, state_calls = 0, all_state_calls = 0, cancel_calls = 0,
-      get_calls = 0;
+  int submit_calls = 0, submit_all_calls = 0, list_calls = 0, state_calls = 0, all_state_calls = 0,
+      cancel_calls = 0, get_calls = 0;
 
  private:
   std::string user_;

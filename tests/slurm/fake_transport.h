@@ -2,6 +2,7 @@
 // real testbed, see record_testdata.sh) and logs every request it got. Not thread-safe.
 #pragma once
 
+#include <algorithm>
 #include <deque>
 #include <fstream>
 #include <map>
@@ -57,7 +58,18 @@ class FakeTransport final : public Transport {
     return r;
   }
 
+  std::vector<Result<HttpResponse>> SendAll(const std::vector<HttpRequest>& requests,
+                                            size_t at_once) override {
+    ++send_all_calls;
+    widest = std::max(widest, at_once);
+    std::vector<Result<HttpResponse>> results;
+    for (const HttpRequest& r : requests) results.push_back(Send(r));
+    return results;
+  }
+
   const std::vector<HttpRequest>& log() const { return log_; }
+  int send_all_calls = 0;
+  size_t widest = 0;  // the largest at_once SendAll was given
   int Count(const std::string& prefix) const {
     int n = 0;
     for (const HttpRequest& r : log_) n += (r.method + " " + r.path).rfind(prefix, 0) == 0;

@@ -349,6 +349,74 @@ TEST_F(RestClientRetryTest, SubmitThatNeverLeftIsRetried) {
   EXPECT_EQ(transport_.Count("POST"), 2);
 }
 
+JobRequest Named(const std::string& name) {
+  JobRequest r;
+  r.name = name;
+  r.script = "#!/bin/bash\ntrue\n";
+  return r;
+}
+
+std::string NameSent(const HttpRequest& r) {
+  return nlohmann::json::parse(r.body)["job"]["name"].get<std::string>();
+}
+
+TEST_F(RestClientRetryTest, SubmitAllSendsTheRequestsTogetherAndAnswersInTheirOrder) {
+  const std::string submit = "POST /slurm/v0.0.45/job/submit";
+  transport_.On(submit, Recorded("v0.0.45", "submit"));
+  transport_.On(submit, Recorded("v0.0.45", "submit_wrong_type"));
+  transport_.On(submit, Fail(Code::kUnknownOutcome, "connection reset", "POST"));
+  std::vector<Result<SubmitReceipt>> r =
+      Make()->SubmitAll({Named("a"), Named("b"), Named("c")}, 16);
+  ASSERT_EQ(r.size(), 3u);
+  ASSERT_TRUE(r[0]) << r[0].error().ToString();
+  EXPECT_NE(r[0]->job_id, 0u);
+  ASSERT_FALSE(r[1]);
+  EXPECT_EQ(r[1].error().code, Code::kRejected);
+  EXPECT_NE(r[1].error().message.find("cpus_per_task"), std::string::npos);
+  ASSERT_FALSE(r[2]);
+  EXPECT_EQ(r[2].error().code, Code::kUnknownOutcome);  // never resent: it may have landed
+  EXPECT_EQ(transport_.send_all_calls, 1);
+  EXPECT_EQ(transport_.widest, 16u);
+  ASSERT_EQ(transport_.log().size(), 3u);
+  EXPECT_EQ(NameSent(transport_.log()[0]), "a");
+  EXPECT_EQ(NameSent(transport_.log()[2]), "c");
+  EXPECT_EQ(nlohmann::json::parse(transport_.log()[1].body)["job"]["requeue"], false);
+}
+
+TEST_F(RestClientRetryTest, SubmitAllSendsWhatARejectedTokenStoppedOnceMoreWithAFreshToken) {
+  const std::string submit = "POST /slurm/v0.0.45/job/submit";
+  transport_.On(submit, HttpResponse{401, "", ""});
+  transport_.On(submit, Recorded("v0.0.45", "submit"));
+  std::vector<Result<SubmitReceipt>> r = Make()->SubmitAll({Named("a"), Named("b")}, 16);
+  ASSERT_TRUE(r[0]) << r[0].error().ToString();
+  ASSERT_TRUE(r[1]) << r[1].error().ToString();
+  EXPECT_EQ(tokens_.invalidations(), 1);
+  EXPECT_EQ(transport_.send_all_calls, 2);
+  ASSERT_EQ(transport_.log().size(), 3u);
+  EXPECT_EQ(NameSent(transport_.log()[2]), "a");
+  EXPECT_EQ(transport_.log()[2].token.Reveal(), "token-1");
+}
+
+TEST_F(RestClientRetryTest, SubmitAllGivesUpOnATokenRejectedTwice) {
+  transport_.On("POST /slurm/v0.0.45/job/submit", HttpResponse{401, "", ""});
+  std::vector<Result<SubmitReceipt>> r = Make()->SubmitAll({Named("a"), Named("b")}, 16);
+  for (const Result<SubmitReceipt>& one : r) {
+    ASSERT_FALSE(one);
+    EXPECT_EQ(one.error().code, Code::kAuth);
+  }
+  EXPECT_EQ(transport_.Count("POST"), 4);
+  EXPECT_EQ(tokens_.invalidations(), 1);
+}
+
+TEST_F(RestClientRetryTest, SubmitAllLeavesWhatNeverLeftToTheCaller) {
+  transport_.On("POST /slurm/v0.0.45/job/submit", Fail(Code::kUnavailable, "refused", "POST"));
+  std::vector<Result<SubmitReceipt>> r = Make()->SubmitAll({Named("a")}, 16);
+  ASSERT_FALSE(r[0]);
+  EXPECT_EQ(r[0].error().code, Code::kUnavailable);
+  EXPECT_EQ(transport_.Count("POST"), 1);
+  EXPECT_TRUE(sleeps_.empty());
+}
+
 TEST(RestClientConnectTest, AutoTakesTheNewestVersionThatAnswers) {
   FakeTransport t;
   FakeTokenSource tokens;

@@ -51,6 +51,11 @@ class CountingTransport final : public Transport {
     ++count_[r.method];
     return inner_.Send(r);
   }
+  std::vector<Result<HttpResponse>> SendAll(const std::vector<HttpRequest>& rs,
+                                            size_t at_once) override {
+    for (const HttpRequest& r : rs) ++count_[r.method];
+    return inner_.SendAll(rs, at_once);
+  }
   int Count(const std::string& method) { return count_[method]; }
 
  private:

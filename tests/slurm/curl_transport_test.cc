@@ -1,0 +1,128 @@
+// CurlTransport against a local HTTP server: SendAll keeps the requests' order, never has more
+// than `at_once` in flight, gives every POST a connection of its own, and says when each left.
+#include "slurm/curl_transport.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+#include <thread>
+
+namespace slurmfleet::slurm {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Answers every request with its own body, after a pause long enough for requests sent together
+// to overlap; notes how many it was serving at once and from which client ports.
+class EchoServer {
+ public:
+  EchoServer() {
+    auto handler = [this](const httplib::Request& req, httplib::Response& res) {
+      {
+        std::lock_guard lock(mu_);
+        widest_ = std::max(widest_, ++serving_);
+        ports_.insert(req.remote_port);
+        ++requests_;
+      }
+      std::this_thread::sleep_for(50ms);
+      {
+        std::lock_guard lock(mu_);
+        --serving_;
+      }
+      res.set_content(req.body, "application/json");
+    };
+    server_.Post(".*", handler);
+    server_.Get(".*", handler);
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(1ms);
+  }
+  ~EchoServer() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  int widest() {
+    std::lock_guard lock(mu_);
+    return widest_;
+  }
+  size_t ports() {
+    std::lock_guard lock(mu_);
+    return ports_.size();
+  }
+  int requests() {
+    std::lock_guard lock(mu_);
+    return requests_;
+  }
+
+ private:
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+  std::mutex mu_;
+  int serving_ = 0, widest_ = 0, requests_ = 0;  // guarded by mu_
+  std::set<int> ports_;                          // guarded by mu_
+};
+
+std::unique_ptr<CurlTransport> Make(const std::string& url) {
+  TransportOptions t;
+  t.base_url = url;
+  auto transport = CurlTransport::Create(t);
+  EXPECT_TRUE(transport) << transport.error().ToString();
+  return std::move(*transport);
+}
+
+TEST(CurlTransportTest, SendAllAnswersInOrderWithAtMostAtOnceInFlight) {
+  EchoServer server;
+  auto transport = Make(server.url());
+  std::vector<HttpRequest> posts;
+  for (int i = 0; i < 8; ++i) posts.push_back({"POST", "/job/submit", std::to_string(i), {}});
+  const auto before = std::chrono::steady_clock::now();
+  std::vector<Result<HttpResponse>> answers = transport->SendAll(posts, 3);
+  const auto after = std::chrono::steady_clock::now();
+  ASSERT_EQ(answers.size(), 8u);
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_TRUE(answers[i]) << answers[i].error().ToString();
+    EXPECT_EQ(answers[i]->status, 200);
+    EXPECT_EQ(answers[i]->body, std::to_string(i));
+    EXPECT_GE(answers[i]->sent_at, before);
+    EXPECT_LE(answers[i]->sent_at, after);
+  }
+  EXPECT_EQ(server.widest(), 3);
+  EXPECT_EQ(server.ports(), 8u);  // a POST never reuses a connection: libcurl could resend it
+  // three at a time, 50 ms each: three rounds, not eight
+  EXPECT_LT(after - before, 8 * 50ms);
+}
+
+TEST(CurlTransportTest, SendAllToAPortNobodyListensOnSaysEachWasNeverSent) {
+  int port = 0;
+  {
+    EchoServer gone;  // a port that was just free, then closed again
+    port = std::stoi(gone.url().substr(gone.url().rfind(':') + 1));
+  }
+  auto transport = Make("http://127.0.0.1:" + std::to_string(port));
+  std::vector<Result<HttpResponse>> answers =
+      transport->SendAll({{"POST", "/a", "{}", {}}, {"POST", "/b", "{}", {}}}, 4);
+  ASSERT_EQ(answers.size(), 2u);
+  for (const Result<HttpResponse>& a : answers) {
+    ASSERT_FALSE(a);
+    EXPECT_EQ(a.error().code, Code::kUnavailable);
+  }
+  EXPECT_EQ(answers[1].error().where, "POST /b");
+}
+
+TEST(CurlTransportTest, SendReportsWhenTheRequestLeft) {
+  EchoServer server;
+  auto transport = Make(server.url());
+  const auto before = std::chrono::steady_clock::now();
+  Result<HttpResponse> r = transport->Send({"GET", "/ping", "", {}});
+  ASSERT_TRUE(r) << r.error().ToString();
+  EXPECT_GE(r->sent_at, before);
+  EXPECT_LE(r->sent_at, std::chrono::steady_clock::now() - 40ms);  // before the 50 ms pause
+}
+
+}  // namespace
+}  // namespace slurmfleet::slurm
