@@ -198,6 +198,9 @@ std::vector<Result<HttpResponse>> CurlTransport::SendAll(const std::vector<HttpR
         continue;
       }
       curl_easy_setopt(t.curl, CURLOPT_PRIVATE, static_cast<void*>(&t));
+      // The multi handle's connections die with it at the end of this call; kept open until then
+      // they would only hold the server's connection slots (and an httplib thread each).
+      curl_easy_setopt(t.curl, CURLOPT_FORBID_REUSE, 1L);
       if (CURLMcode added = curl_multi_add_handle(multi, t.curl); added != CURLM_OK) {
         results[next] =
             Fail(Code::kInternal,

@@ -97,6 +97,19 @@ TEST(CurlTransportTest, SendAllAnswersInOrderWithAtMostAtOnceInFlight) {
   EXPECT_LT(after - before, 8 * 50ms);
 }
 
+TEST(CurlTransportTest, SendAllClosesEachConnectionSoAServerWithFewThreadsKeepsUp) {
+  // httplib serves a connection with one of its 8 threads until the client closes it: idle
+  // connections kept open would stall everything after the first 8 requests for seconds.
+  EchoServer server;
+  auto transport = Make(server.url());
+  std::vector<HttpRequest> posts(48, HttpRequest{"POST", "/job/submit", "{}", {}});
+  const auto before = std::chrono::steady_clock::now();
+  std::vector<Result<HttpResponse>> answers = transport->SendAll(posts, 16);
+  for (const Result<HttpResponse>& a : answers) ASSERT_TRUE(a) << a.error().ToString();
+  EXPECT_EQ(server.requests(), 48);
+  EXPECT_LT(std::chrono::steady_clock::now() - before, 4s);
+}
+
 TEST(CurlTransportTest, SendAllToAPortNobodyListensOnSaysEachWasNeverSent) {
   int port = 0;
   {
