@@ -6,6 +6,8 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -147,6 +149,31 @@ TEST_P(RestClientIntegrationTest, HeterogeneousJobStartsOnBothNodes) {
   EXPECT_NE(running[0].nodes, running[1].nodes);
   ASSERT_TRUE(client_->Cancel(ref));
   WaitFor(*client_, ref, Ended);
+}
+
+TEST_P(RestClientIntegrationTest, SubmitAllMakesOneJobPerRequestFromOneThread) {
+  // more requests than at once, and more than slurmrestd's idle connections may hold
+  std::vector<JobRequest> requests;
+  for (int i = 0; i < 40; ++i) {
+    JobRequest r = Job("true\n", "wave" + std::to_string(i));
+    r.hold = true;
+    requests.push_back(r);
+  }
+  std::vector<Result<SubmitReceipt>> receipts = client_->SubmitAll(requests, 8);
+  ASSERT_EQ(receipts.size(), requests.size());
+  std::set<uint32_t> ids;
+  for (const Result<SubmitReceipt>& r : receipts) {
+    ASSERT_TRUE(r) << r.error().ToString();
+    ids.insert(r->job_id);
+  }
+  EXPECT_EQ(ids.size(), requests.size());
+  EXPECT_EQ(counting_->Count("POST"), 40);
+  for (size_t i = 0; i < receipts.size(); ++i) {
+    Result<std::vector<JobInfo>> job = client_->GetJob({receipts[i]->job_id, ""});
+    ASSERT_TRUE(job) << job.error().ToString();
+    EXPECT_EQ(job->front().name, requests[i].name);  // each answer belongs to its own request
+    EXPECT_TRUE(client_->Cancel({receipts[i]->job_id, ""}));
+  }
 }
 
 TEST_P(RestClientIntegrationTest, CancelEndsARunningJobAndASecondCancelIsFine) {
