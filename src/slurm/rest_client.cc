@@ -212,9 +212,10 @@ Result<Answer> RestClient::GetDecoded(const std::string& path, JobListStream* st
   }
 }
 
-Result<JobListAnswer> RestClient::CallJobList(const std::string& path) {
+Result<JobListAnswer> RestClient::CallJobList(const std::string& path, size_t expected_jobs) {
   // decoded as it arrives: a full list is never held whole
   JobListStream stream(*dialect_);
+  stream.Reserve(expected_jobs);
   return GetDecoded<JobListAnswer>(path, &stream, [&stream](const std::string& body) {
     if (!body.empty()) stream.Write(body);  // a transport that does not stream
     return stream.Finish();
@@ -290,6 +291,7 @@ Result<SubmitReceipt> RestClient::ReceiptFrom(const nlohmann::json& answer,
     return Fail(Code::kRejected, "Slurm did not create the job" + (why.empty() ? "" : ": " + why),
                 "POST " + path);
   }
+  expected_list_jobs_.fetch_add(1);
   SubmitReceipt receipt;
   receipt.job_id = job_id;
   receipt.step_id = f.String("step_id");
@@ -368,7 +370,7 @@ Result<SubmitReceipt> RestClient::SubmitHet(const std::vector<JobRequest>& compo
 
 Result<std::vector<JobInfo>> RestClient::GetJob(const JobRef& job) {
   const std::string path = dialect_->Path("/job/" + job.PathSegment(dialect_->has_sluid));
-  Result<JobListAnswer> answer = CallJobList(path);
+  Result<JobListAnswer> answer = CallJobList(path, 1);
   if (!answer) return std::unexpected(answer.error());
   if (answer->jobs.empty()) return Fail(Code::kNotFound, "no such job", "GET " + path);
   return std::move(answer->jobs);
@@ -377,8 +379,13 @@ Result<std::vector<JobInfo>> RestClient::GetJob(const JobRef& job) {
 Result<JobsSnapshot> RestClient::JobsChangedSince(std::optional<Seconds> since) {
   std::string path = dialect_->Path("/jobs/");
   if (since) path += "?update_time=" + std::to_string(since->time_since_epoch().count());
-  Result<JobListAnswer> answer = CallJobList(path);
+  // about as many jobs as the last list that came back whole, plus those submitted since: room
+  // for them is made once
+  Result<JobListAnswer> answer = CallJobList(path, expected_list_jobs_.load());
   if (!answer) return std::unexpected(answer.error());
+  if (!answer->jobs.empty()) {
+    expected_list_jobs_.store(answer->jobs.size() + answer->jobs.size() / 16);
+  }
   JobsSnapshot snapshot;
   // "nothing changed" is an empty list with last_update 0 (and a warning saying so)
   snapshot.changed = !(answer->jobs.empty() && since && !answer->last_update);

@@ -83,8 +83,9 @@ class RestClient final : public Client {
   // re-authenticates once, others are kRejected. `stream`, when given, takes a 2xx body.
   template <typename Answer, typename Decode>
   Result<Answer> GetDecoded(const std::string& path, JobListStream* stream, Decode decode);
-  // A GET whose answer is a job list, decoded job by job as it arrives (it can be tens of MB).
-  Result<JobListAnswer> CallJobList(const std::string& path);
+  // A GET whose answer is a job list, decoded job by job as it arrives (it can be tens of MB),
+  // into room made for `expected_jobs`.
+  Result<JobListAnswer> CallJobList(const std::string& path, size_t expected_jobs);
   Result<HttpResponse> SendOnce(const std::string& method, const std::string& path,
                                 const std::string& body, JobListStream* stream);
   // A 2xx answer's JSON; kUnavailable (idempotent) or kUnknownOutcome when it is not JSON.
@@ -101,6 +102,8 @@ class RestClient final : public Client {
   const Dialect* dialect_;
   std::vector<std::string> offered_;
   std::atomic<uint64_t> requests_sent_{0};
+  // A little more than the last whole job list held, plus the jobs submitted since.
+  std::atomic<size_t> expected_list_jobs_{0};
   std::mutex states_mu_;  // one jobs/state answer decoded at a time, with buffers kept warm
   JobStatesDecoder states_decoder_;
 };
