@@ -234,7 +234,6 @@ std::vector<Result<HttpResponse>> CurlTransport::SendAll(const std::vector<HttpR
       --in_flight;
       ++done;
     }
-    start_more();
     if (mc != CURLM_OK) {
       // libcurl itself failed; what is still in flight may or may not have been sent
       for (Transfer& t : transfers) {
@@ -249,6 +248,7 @@ std::vector<Result<HttpResponse>> CurlTransport::SendAll(const std::vector<HttpR
       }
       break;
     }
+    start_more();
     if (done < requests.size()) curl_multi_poll(multi, nullptr, 0, 100, nullptr);
   }
   curl_multi_cleanup(multi);
