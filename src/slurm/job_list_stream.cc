@@ -17,6 +17,9 @@ constexpr std::array<bool, 256> kStructural = [] {
   return table;
 }();
 
+// Far more than a job's text (about 8 KB) in slurmctld's answers.
+constexpr size_t kMaxSearchedJob = 1 << 20;
+
 }  // namespace
 
 JobListStream::JobListStream(const Dialect& dialect) : dialect_(dialect), decoder_(dialect) {}
@@ -25,6 +28,7 @@ void JobListStream::Reset() {
   skeleton_.clear();
   job_.clear();
   key_.clear();
+  close_indent_.clear();
   jobs_.clear();
   error_.reset();
   part_ = Part::kSkeleton;
@@ -41,7 +45,57 @@ void JobListStream::Take(const char* from, const char* to) {
 }
 
 void JobListStream::Write(std::string_view bytes) {
-  if (error_) return;
+  while (!bytes.empty() && !error_) {
+    bytes = part_ == Part::kJob && !close_indent_.empty() ? SearchJobEnd(bytes) : Scan(bytes);
+  }
+}
+
+bool JobListStream::ClosingLineEndsAt(std::string_view bytes, size_t brace) const {
+  // the bytes before the brace, from this piece and then from the job's text received before
+  const size_t n = close_indent_.size();
+  for (size_t k = 1; k <= n; ++k) {
+    char c;
+    if (k <= brace) {
+      c = bytes[brace - k];
+    } else if (k - brace <= job_.size()) {
+      c = job_[job_.size() - (k - brace)];
+    } else {
+      return false;
+    }
+    if (c != close_indent_[n - k]) return false;
+  }
+  return true;
+}
+
+void JobListStream::ScanJobAfresh() {
+  std::string text = std::move(job_);
+  job_.assign(1, '{');
+  close_indent_.clear();
+  Write(std::string_view(text).substr(1));
+}
+
+std::string_view JobListStream::SearchJobEnd(std::string_view bytes) {
+  for (size_t from = 0; from < bytes.size();) {
+    const void* found = std::memchr(bytes.data() + from, '}', bytes.size() - from);
+    if (!found) break;
+    const size_t brace = static_cast<const char*>(found) - bytes.data();
+    if (ClosingLineEndsAt(bytes, brace)) {
+      job_.append(bytes.data(), brace + 1);
+      close_indent_.clear();
+      --depth_;
+      EndJob();
+      part_ = Part::kJobsArray;
+      return bytes.substr(brace + 1);
+    }
+    from = brace + 1;
+  }
+  job_.append(bytes);
+  // No job is this large: the layout is not what it looked like, so the byte scan takes over.
+  if (job_.size() > kMaxSearchedJob) ScanJobAfresh();
+  return {};
+}
+
+std::string_view JobListStream::Scan(std::string_view bytes) {
   const char* p = bytes.data();
   const char* const end = p + bytes.size();
   const char* taken = p;  // the bytes before this one are taken
@@ -83,14 +137,18 @@ void JobListStream::Write(std::string_view bytes) {
       }
     }
     if (between_jobs && std::any_of(p, next, [](char c) { return c != ',' && !Blank(c); })) {
-      return Malformed("expected a job object");
+      Malformed("expected a job object");
+      return {};
     }
     p = next;
     if (p == end) break;
     const char c = *p;
     switch (c) {
       case '"':
-        if (between_jobs) return Malformed("expected a job object, not a string");
+        if (between_jobs) {
+          Malformed("expected a job object, not a string");
+          return {};
+        }
         in_string_ = true;
         backslashes_ = 0;
         key_string_ = part_ == Part::kSkeleton && depth_ == 1;
@@ -100,10 +158,22 @@ void JobListStream::Write(std::string_view bytes) {
       case '{':
       case '[':
         if (between_jobs) {
-          if (c != '{') return Malformed("expected a job object, not an array");
+          if (c != '{') {
+            Malformed("expected a job object, not an array");
+            return {};
+          }
           Take(taken, p);
           taken = p;
           part_ = Part::kJob;
+          // pretty-printed: the brace is alone on its line, after nothing but indentation
+          const char* line = p;
+          while (line > bytes.data() && line[-1] == ' ') --line;
+          if (line > bytes.data() && line[-1] == '\n' && p + 1 < end && p[1] == '\n') {
+            close_indent_.assign("\n").append(line, p);
+            ++depth_;
+            job_.append(1, '{');
+            return std::string_view(p + 1, end - (p + 1));
+          }
         }
         ++depth_;
         ++p;
@@ -120,19 +190,23 @@ void JobListStream::Write(std::string_view bytes) {
           taken = p;
           part_ = Part::kSkeleton;
         }
-        if (--depth_ < 0) return Malformed("a closing bracket without an opening one");
+        if (--depth_ < 0) {
+          Malformed("a closing bracket without an opening one");
+          return {};
+        }
         ++p;
         if (part_ == Part::kJob && depth_ == 2) {
           Take(taken, p);
           taken = p;
           EndJob();
-          if (error_) return;
+          if (error_) return {};
           part_ = Part::kJobsArray;
         }
         break;
     }
   }
   Take(taken, end);
+  return {};
 }
 
 void JobListStream::EndJob() {
@@ -151,6 +225,7 @@ void JobListStream::Malformed(std::string what) {
 }
 
 Result<JobListAnswer> JobListStream::Finish() {
+  while (part_ == Part::kJob && !close_indent_.empty() && !error_) ScanJobAfresh();
   if (error_) return std::unexpected(*error_);
   if (in_string_ || depth_ != 0 || part_ != Part::kSkeleton) {
     return Fail(Code::kInternal, "not JSON: the answer ends inside a value", "");

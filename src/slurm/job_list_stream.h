@@ -3,6 +3,10 @@
 // the whole answer (about 8 KB per job in slurmctld, ~100 MB at 12,000 jobs) is never held, nor
 // the parser's index of it: memory is one job's text plus the decoded jobs. Everything else in
 // the answer (last_update, errors, warnings, meta) is kept and decoded at the end.
+// slurmrestd pretty-prints by default, and then a job object ends with its closing brace on a line
+// of its own, indented as its opening brace. A raw newline is never inside a JSON string, so that
+// line ends the job exactly: the job's bytes are searched for it (memchr for '}') instead of
+// being scanned one by one. Compact output (SLURMRESTD_JSON=compact) takes the byte scan.
 // Not thread-safe: one transfer at a time.
 #pragma once
 
@@ -33,15 +37,25 @@ class JobListStream final : public BodyStream {
 
  private:
   enum class Part { kSkeleton, kJobsArray, kJob };
+  // Scans bytes as the general state machine; returns what is left when a job starts whose end
+  // can be searched for (close_indent_ set), else an empty view.
+  std::string_view Scan(std::string_view bytes);
+  // Appends the bytes of a pretty-printed job to job_ up to its closing line; returns the bytes
+  // after the job, or an empty view when the job goes on in the next piece.
+  std::string_view SearchJobEnd(std::string_view bytes);
+  bool ClosingLineEndsAt(std::string_view bytes, size_t brace) const;
+  // The job's closing line did not come: scans what was received of it byte by byte.
+  void ScanJobAfresh();
   void Take(const char* from, const char* to);  // bytes [from, to) of part_
   void EndJob();
   void Malformed(std::string what);
 
   const Dialect& dialect_;
   JobDecoder decoder_;
-  std::string skeleton_;  // the answer without the jobs' objects
-  std::string job_;       // the job object being received
-  std::string key_;       // the last string at depth 1: the key of the value that follows
+  std::string skeleton_;      // the answer without the jobs' objects
+  std::string job_;           // the job object being received
+  std::string key_;           // the last string at depth 1: the key of the value that follows
+  std::string close_indent_;  // "\n" + the indentation of the job being received, when searched
   std::vector<JobInfo> jobs_;
   std::optional<Error> error_;
   Part part_ = Part::kSkeleton;

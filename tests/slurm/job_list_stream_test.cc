@@ -80,6 +80,42 @@ TEST(JobListStreamTest, QuotesBackslashesAndBracketsInsideStringsDoNotSplit) {
   }
 }
 
+TEST(JobListStreamTest, APrettyPrintedJobEndsAtItsClosingLineWhateverItsStringsHold) {
+  // As slurmrestd indents: each job's braces alone on their lines. Strings may hold braces and
+  // escaped newlines followed by the job's indentation; only a raw newline ends a line.
+  const std::string text =
+      "{\n  \"jobs\": [\n    {\n      \"job_id\": 7,\n      \"name\": \"a}\\n    }\",\n"
+      "      \"exit_code\": {\n        \"status\": [\n          \"SUCCESS\"\n        ]\n      },\n"
+      "      \"job_state\": [\n        \"PENDING\"\n      ]\n    },\n    {\n"
+      "      \"job_id\": 8,\n      \"job_state\": [\n        \"RUNNING\"\n      ]\n    }\n  ],\n"
+      "  \"last_update\": {\n    \"set\": true,\n    \"number\": 1800000000\n  }\n}\n";
+  for (size_t piece = 1; piece <= text.size(); ++piece) {
+    Result<JobListAnswer> got = Stream(V45(), text, piece);
+    ASSERT_TRUE(got) << "pieces of " << piece << ": " << got.error().ToString();
+    ASSERT_EQ(got->jobs.size(), 2u) << "pieces of " << piece;
+    EXPECT_EQ(got->jobs[0].job_id, 7u);
+    EXPECT_EQ(got->jobs[0].name, "a}\n    }");
+    EXPECT_EQ(got->jobs[0].state.base, BaseState::kPending);
+    EXPECT_EQ(got->jobs[1].job_id, 8u);
+    EXPECT_EQ(got->last_update, 1800000000u);
+  }
+}
+
+TEST(JobListStreamTest, AJobThatOnlyBeginsLikePrettyPrintingIsScannedByteByByte) {
+  // The opening brace alone on its line, the closing one not: the search for the closing line
+  // finds nothing, and what was received is scanned again when the answer ends.
+  const std::string text =
+      "{\"jobs\": [\n  {\n\"job_id\": 7, \"job_state\": [\"PENDING\"]},\n  {\n\"job_id\": 8}],\n"
+      "\"errors\": []}";
+  for (size_t piece = 1; piece <= text.size(); ++piece) {
+    Result<JobListAnswer> got = Stream(V45(), text, piece);
+    ASSERT_TRUE(got) << "pieces of " << piece << ": " << got.error().ToString();
+    ASSERT_EQ(got->jobs.size(), 2u) << "pieces of " << piece;
+    EXPECT_EQ(got->jobs[0].job_id, 7u);
+    EXPECT_EQ(got->jobs[1].job_id, 8u);
+  }
+}
+
 TEST(JobListStreamTest, AnEmptyListAndAnAnswerWithoutJobs) {
   Result<JobListAnswer> empty = Stream(V45(), R"({"jobs": [], "errors": []})", 5);
   ASSERT_TRUE(empty) << empty.error().ToString();
