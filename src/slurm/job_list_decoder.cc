@@ -106,6 +106,86 @@ ExitCode DecodeExitCode(value v, const std::string& path) {
   return e;
 }
 
+// The job fields JobInfo holds. A job has about 120 fields and only these are read: the key is
+// sorted out by its length first, so most keys cost one switch and at most a few compares.
+enum class JobKey {
+  kOther,
+  kJobId,
+  kName,
+  kUserName,
+  kAccount,
+  kPartition,
+  kComment,
+  kJobState,
+  kStateReason,
+  kStateDescription,
+  kNodes,
+  kExitCode,
+  kSubmitTime,
+  kStartTime,
+  kEndTime,
+  kTimeLimit,
+  kCurrentWorkingDirectory,
+  kStandardOutput,
+  kStdoutExpanded,
+  kHetJobId,
+  kHetJobOffset,
+  kStepId,
+};
+
+JobKey JobKeyOf(std::string_view key) {
+  switch (key.size()) {
+    case 4:
+      if (key == "name") return JobKey::kName;
+      break;
+    case 5:
+      if (key == "nodes") return JobKey::kNodes;
+      break;
+    case 6:
+      if (key == "job_id") return JobKey::kJobId;
+      break;
+    case 7:
+      if (key == "account") return JobKey::kAccount;
+      if (key == "comment") return JobKey::kComment;
+      if (key == "step_id") return JobKey::kStepId;
+      break;
+    case 8:
+      if (key == "end_time") return JobKey::kEndTime;
+      break;
+    case 9:
+      if (key == "user_name") return JobKey::kUserName;
+      if (key == "partition") return JobKey::kPartition;
+      if (key == "job_state") return JobKey::kJobState;
+      if (key == "exit_code") return JobKey::kExitCode;
+      break;
+    case 10:
+      if (key == "start_time") return JobKey::kStartTime;
+      if (key == "time_limit") return JobKey::kTimeLimit;
+      if (key == "het_job_id") return JobKey::kHetJobId;
+      break;
+    case 11:
+      if (key == "submit_time") return JobKey::kSubmitTime;
+      break;
+    case 12:
+      if (key == "state_reason") return JobKey::kStateReason;
+      break;
+    case 14:
+      if (key == "het_job_offset") return JobKey::kHetJobOffset;
+      break;
+    case 15:
+      if (key == "standard_output") return JobKey::kStandardOutput;
+      if (key == "stdout_expanded") return JobKey::kStdoutExpanded;
+      break;
+    case 17:
+      if (key == "state_description") return JobKey::kStateDescription;
+      break;
+    case 25:
+      if (key == "current_working_directory") return JobKey::kCurrentWorkingDirectory;
+      break;
+  }
+  return JobKey::kOther;
+}
+
 JobInfo DecodeJob(const Dialect& dialect, value v, const std::string& path) {
   object o;
   if (v.get_object().get(o)) throw ShapeError{path, "an object"};
@@ -114,59 +194,89 @@ JobInfo DecodeJob(const Dialect& dialect, value v, const std::string& path) {
   for (auto field : o) {
     std::string_view key;
     if (field.unescaped_key().get(key)) throw ShapeError{path, "an object"};
-    // the field's path, for errors: built only for the fields decoded (a job has about 120)
+    // the field's path, for errors: built only for the fields decoded
     auto at = [&] { return path + "." + std::string(key); };
-    if (key == "job_id") {
-      uint64_t id = 0;
-      if (field.value().get_uint64().get(id) || id > UINT32_MAX) throw ShapeError{at(), "a job id"};
-      j.job_id = static_cast<uint32_t>(id);
-    } else if (key == "name") {
-      j.name = String(field.value(), at());
-    } else if (key == "user_name") {
-      j.user_name = String(field.value(), at());
-    } else if (key == "account") {
-      j.account = String(field.value(), at());
-    } else if (key == "partition") {
-      j.partition = String(field.value(), at());
-    } else if (key == "comment") {
-      j.comment = String(field.value(), at());
-    } else if (key == "job_state") {
-      j.state = ParseJobState(Strings(field.value(), at()));
-    } else if (key == "state_reason") {
-      j.state_reason = String(field.value(), at());
-    } else if (key == "state_description") {
-      j.state_description = String(field.value(), at());
-    } else if (key == "nodes") {
-      j.nodes = String(field.value(), at());
-    } else if (key == "exit_code") {
-      j.exit_code = DecodeExitCode(field.value(), at());
-    } else if (key == "submit_time") {
-      j.submit_time = Time(field.value(), at());
-    } else if (key == "start_time") {
-      j.start_time = Time(field.value(), at());
-    } else if (key == "end_time") {
-      j.end_time = Time(field.value(), at());
-    } else if (key == "time_limit") {
-      if (auto n = NoVal(field.value(), at())) j.time_limit_minutes = static_cast<uint32_t>(*n);
-    } else if (key == "current_working_directory") {
-      j.current_working_directory = String(field.value(), at());
-    } else if (key == "standard_output") {
-      standard_output = String(field.value(), at());
-    } else if (key == "stdout_expanded" && dialect.has_stdout_expanded) {
-      stdout_expanded = String(field.value(), at());
-    } else if (key == "het_job_id") {
-      if (auto n = NoVal(field.value(), at()); n && *n != 0)
-        j.het_job_id = static_cast<uint32_t>(*n);
-    } else if (key == "het_job_offset") {
-      if (auto n = NoVal(field.value(), at())) j.het_job_offset = static_cast<uint32_t>(*n);
-    } else if (key == "step_id" && dialect.has_sluid) {
-      object step;
-      if (field.value().get_object().get(step)) throw ShapeError{at(), "an object"};
-      for (auto s : step) {
-        std::string_view k;
-        if (s.unescaped_key().get(k)) throw ShapeError{at(), "an object"};
-        if (k == "sluid") j.sluid = String(s.value(), at() + ".sluid");
+    switch (JobKeyOf(key)) {
+      case JobKey::kOther:
+        break;
+      case JobKey::kJobId: {
+        uint64_t id = 0;
+        if (field.value().get_uint64().get(id) || id > UINT32_MAX) {
+          throw ShapeError{at(), "a job id"};
+        }
+        j.job_id = static_cast<uint32_t>(id);
+        break;
       }
+      case JobKey::kName:
+        j.name = String(field.value(), at());
+        break;
+      case JobKey::kUserName:
+        j.user_name = String(field.value(), at());
+        break;
+      case JobKey::kAccount:
+        j.account = String(field.value(), at());
+        break;
+      case JobKey::kPartition:
+        j.partition = String(field.value(), at());
+        break;
+      case JobKey::kComment:
+        j.comment = String(field.value(), at());
+        break;
+      case JobKey::kJobState:
+        j.state = ParseJobState(Strings(field.value(), at()));
+        break;
+      case JobKey::kStateReason:
+        j.state_reason = String(field.value(), at());
+        break;
+      case JobKey::kStateDescription:
+        j.state_description = String(field.value(), at());
+        break;
+      case JobKey::kNodes:
+        j.nodes = String(field.value(), at());
+        break;
+      case JobKey::kExitCode:
+        j.exit_code = DecodeExitCode(field.value(), at());
+        break;
+      case JobKey::kSubmitTime:
+        j.submit_time = Time(field.value(), at());
+        break;
+      case JobKey::kStartTime:
+        j.start_time = Time(field.value(), at());
+        break;
+      case JobKey::kEndTime:
+        j.end_time = Time(field.value(), at());
+        break;
+      case JobKey::kTimeLimit:
+        if (auto n = NoVal(field.value(), at())) j.time_limit_minutes = static_cast<uint32_t>(*n);
+        break;
+      case JobKey::kCurrentWorkingDirectory:
+        j.current_working_directory = String(field.value(), at());
+        break;
+      case JobKey::kStandardOutput:
+        standard_output = String(field.value(), at());
+        break;
+      case JobKey::kStdoutExpanded:
+        if (dialect.has_stdout_expanded) stdout_expanded = String(field.value(), at());
+        break;
+      case JobKey::kHetJobId:
+        if (auto n = NoVal(field.value(), at()); n && *n != 0) {
+          j.het_job_id = static_cast<uint32_t>(*n);
+        }
+        break;
+      case JobKey::kHetJobOffset:
+        if (auto n = NoVal(field.value(), at())) j.het_job_offset = static_cast<uint32_t>(*n);
+        break;
+      case JobKey::kStepId:
+        if (dialect.has_sluid) {
+          object step;
+          if (field.value().get_object().get(step)) throw ShapeError{at(), "an object"};
+          for (auto s : step) {
+            std::string_view k;
+            if (s.unescaped_key().get(k)) throw ShapeError{at(), "an object"};
+            if (k == "sluid") j.sluid = String(s.value(), at() + ".sluid");
+          }
+        }
+        break;
     }
   }
   j.standard_output = stdout_expanded.empty() ? standard_output : stdout_expanded;
