@@ -13,6 +13,11 @@ namespace {
 // the text (simdjson::SIMDJSON_PADDING), and would otherwise copy the whole body to get it.
 constexpr size_t kBodySlack = 64;
 
+// A streamed answer is a job list, up to ~100 MB that slurmrestd sends at once: larger reads,
+// fewer system calls (10,000 jobs received and decoded: 80-92 ms of CPU with libcurl's default
+// 16 KB, 66-70 ms with this).
+constexpr long kStreamBufferSize = 512L * 1024;
+
 struct BodySink {
   CURL* curl = nullptr;
   std::string* body = nullptr;
@@ -107,6 +112,7 @@ bool CurlTransport::Prepare(const HttpRequest& request, Transfer& t) {
   t.sink = BodySink{curl, &t.response.body, request.stream};
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, AppendBody);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &t.sink);
+  if (request.stream) curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, kStreamBufferSize);
   curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
   // libcurl silently sends a request again when a reused connection turns out dead; for a POST
   // that could make a second job, so a POST always gets a connection of its own.
