@@ -345,8 +345,11 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, const Clock&
                   path);
     }
   }
+  // cache_size: a pass that records 10,000 changes touches most pages of a 10,000-submission
+  // file; with SQLite's default 2 MB they are read back from the OS again and again (an engine
+  // pass recording them from a fake Slurm: 138 ms of CPU with 2 MB, 106 ms with 8 MB).
   if (auto done = db.Exec("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; "
-                          "PRAGMA busy_timeout = " +
+                          "PRAGMA cache_size = -8192; PRAGMA busy_timeout = " +
                               std::to_string(kBusyTimeoutMs),
                           "configure connection");
       !done) {

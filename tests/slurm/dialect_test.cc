@@ -84,6 +84,10 @@ TEST_P(DialectTest, DecodesEveryJobOfTheFullList) {
   for (size_t i = 0; i < answer.jobs.size(); ++i) {
     EXPECT_EQ(answer.jobs[i].job_id, body["jobs"][i]["job_id"].get<uint32_t>());
     EXPECT_EQ(answer.jobs[i].comment, body["jobs"][i]["comment"].get<std::string>());
+    EXPECT_EQ(answer.jobs[i].account, body["jobs"][i]["account"].get<std::string>());
+    EXPECT_EQ(answer.jobs[i].state_reason, body["jobs"][i]["state_reason"].get<std::string>());
+    EXPECT_EQ(answer.jobs[i].state_description,
+              body["jobs"][i]["state_description"].get<std::string>());
     EXPECT_NE(answer.jobs[i].state.base, BaseState::kUnknown);
   }
   EXPECT_EQ(answer.last_update, body["last_update"]["number"].get<uint64_t>());
