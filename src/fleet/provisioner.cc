@@ -151,10 +151,12 @@ ProvisionStats Provisioner::Tick() {
   for (jenkins::Computer& c : *computers) nodes.emplace(c.name, std::move(c));
 
   const std::vector<CloudTemplates> snapshot = templates_.Snapshot();
+  std::vector<std::string> ended;
   for (auto it = agents_.begin(); it != agents_.end();) {
     Advance(it->second, nodes, snapshot);
     if (IsFinal(it->second.phase)) {
       ++stats.ended;
+      ended.push_back(it->first);
       nodes.erase(it->first);  // deleted just now: `nodes` predates that
       warned_.erase(it->first);
       disconnected_since_.erase(it->first);
@@ -176,16 +178,33 @@ ProvisionStats Provisioner::Tick() {
     // While items wait, every pass asks /scriptText for their labels anyway: then it is asked side
     // by side with the queue, so that a new item's label is at hand when the queue shows it. An
     // idle queue never costs Jenkins the script.
+    //
+    // The nodes are asked for again, side by side with the queue, while an agent of ours may be
+    // idle: the snapshot taken at the start of the pass predates Advance's calls, and an item
+    // that an idle agent took since then is gone from the queue while the agent still looks
+    // idle in it. Counting that agent as free for the new items started one agent too few, a
+    // pass (300 ms) late. Taken together, the two answers are at most a few milliseconds apart.
     Result<std::vector<jenkins::QueueItem>> queue;
     std::optional<ExactLabels> asked;
-    RunConcurrently(script_labels_ && items_waited_ ? 2 : 1, options_.jenkins_concurrency,
-                    [&](size_t i) {
-                      if (i == 0) {
-                        queue = jenkins_.Queue();
-                      } else {
-                        asked = jenkins_.ExactLabels();
-                      }
-                    });
+    std::optional<Result<std::vector<jenkins::Computer>>> fresh;
+    const bool ask_labels = script_labels_ && items_waited_;
+    const bool ask_nodes = std::any_of(agents_.begin(), agents_.end(), [&](const auto& entry) {
+      return IdleAgentCounted(entry.second, nodes);
+    });
+    RunConcurrently(1 + ask_labels + ask_nodes, options_.jenkins_concurrency, [&](size_t i) {
+      if (i == 0) {
+        queue = jenkins_.Queue();
+      } else if (i == 1 && ask_nodes) {
+        fresh = jenkins_.Computers();
+      } else {
+        asked = jenkins_.ExactLabels();
+      }
+    });
+    if (fresh && *fresh) {
+      nodes.clear();
+      for (jenkins::Computer& c : **fresh) nodes.emplace(c.name, std::move(c));
+      for (const std::string& name : ended) nodes.erase(name);  // a delete that failed
+    }
     items_waited_ = false;
     if (queue) {
       std::vector<jenkins::QueueItem> wanted;
@@ -323,6 +342,14 @@ void Provisioner::LabelsFromLoad(std::vector<jenkins::QueueItem>& items,
   }
 }
 
+bool Provisioner::IdleAgentCounted(const Agent& agent,
+                                   const std::map<std::string, jenkins::Computer>& nodes) const {
+  if (agent.phase != AgentPhase::kOnline || agent.drained) return false;
+  const auto node = nodes.find(agent.name);
+  return node != nodes.end() && node->second.connected() && !node->second.temporarily_offline &&
+         !node->second.building();
+}
+
 void Provisioner::Launch(const std::vector<jenkins::QueueItem>& items,
                          const std::map<std::string, jenkins::Computer>& nodes,
                          const std::vector<CloudTemplates>& snapshot, ProvisionStats& stats) {
@@ -355,11 +382,7 @@ void Provisioner::Launch(const std::vector<jenkins::QueueItem>& items,
     ++per_template[{a.cloud, a.template_name}];
     ++per_cloud[a.cloud];
     const bool starting = a.phase == AgentPhase::kCreating || a.phase == AgentPhase::kLaunching;
-    const auto node = nodes.find(name);
-    const bool idle_online = a.phase == AgentPhase::kOnline && !a.drained && node != nodes.end() &&
-                             node->second.connected() && !node->second.temporarily_offline &&
-                             !node->second.building();
-    if (!starting && !idle_online) continue;
+    if (!starting && !IdleAgentCounted(a, nodes)) continue;
     std::set<std::string> labels(a.labels.begin(), a.labels.end());
     labels.insert(name);
     available.push_back(PlanExecutor{std::move(labels), a.exclusive, 1});

@@ -4,10 +4,12 @@
 // higher, at the jenkins::Client interface.)
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "jenkins/client.h"
@@ -35,8 +37,10 @@ class FakeJenkinsClient final : public jenkins::Client {
     return out;
   }
   Result<std::vector<jenkins::Computer>> Computers() override {
+    ++computers_calls;
     std::vector<jenkins::Computer> out;
     for (const auto& [name, c] : nodes) out.push_back(c);
+    if (after_next_computers) std::exchange(after_next_computers, nullptr)();
     return out;
   }
   Result<jenkins::Computer> GetComputer(const std::string& name) override {
@@ -144,6 +148,8 @@ class FakeJenkinsClient final : public jenkins::Client {
     std::string message;
   };
   std::optional<Failure> fail_create;  // every CreateNode fails so while set
+  // Runs once, right after the next Computers() took its answer: what Jenkins did meanwhile.
+  std::function<void()> after_next_computers;
 
   std::string session = "s1";
   bool down = false;
@@ -157,7 +163,7 @@ class FakeJenkinsClient final : public jenkins::Client {
   std::map<std::string, jenkins::NodeSpec> specs;
   int64_t next_id = 1;
   int created = 0, deleted = 0, max_nodes = 0;
-  int create_calls = 0, delete_calls = 0, script_calls = 0, describe_calls = 0;
+  int create_calls = 0, delete_calls = 0, script_calls = 0, describe_calls = 0, computers_calls = 0;
 };
 
 }  // namespace slurmfleet::fleet

@@ -351,6 +351,35 @@ TEST_F(ProvisionerTest, IdleMinutesKeepsTheAgentForTheNextBuild) {
   EXPECT_EQ(LiveJobs(slurm1_), 0);
 }
 
+TEST_F(ProvisionerTest, AnIdleAgentThatTookItsItemMeanwhileIsNotCountedForNewItems) {
+  jenkins_.Enqueue("linux");
+  Pass();
+  const std::string first = jenkins_.nodes.begin()->first;
+  slurm1_.SetState(slurm1_.jobs().begin()->first, {"RUNNING"});
+  jenkins_.Connect(first);
+  Pass();  // online and idle, its item still queued: nothing new
+  ASSERT_EQ(jenkins_.created, 1);
+
+  // Right after the pass's first look at the nodes, the agent takes its item and two new items
+  // arrive: the look at the queue no longer shows the taken item.
+  jenkins_.after_next_computers = [&] {
+    jenkins_.StartBuild(first, "http://jenkins.test/job/j/1/");
+    jenkins_.Enqueue("linux");
+    jenkins_.Enqueue("linux");
+  };
+  const int computers_before = jenkins_.computers_calls;
+  Pass();
+  EXPECT_EQ(jenkins_.computers_calls - computers_before, 2)
+      << "the nodes are asked again with the queue while an agent of ours looked idle";
+  EXPECT_EQ(jenkins_.created, 3) << "both new items get an agent in the same pass";
+
+  const int computers_steady = jenkins_.computers_calls;
+  Pass();
+  EXPECT_EQ(jenkins_.computers_calls - computers_steady, 1)
+      << "no agent of ours is idle now: one look at the nodes per pass";
+  EXPECT_EQ(jenkins_.created, 3);
+}
+
 TEST_F(ProvisionerTest, FolderRestrictedCloudSkipsOtherFoldersWithAnEvent) {
   jenkins_.Enqueue("gpu", "http://jenkins.test/job/team-b/job/train/");
   jenkins_.Enqueue("gpu", "http://jenkins.test/job/team-a/job/sub/job/train/");
