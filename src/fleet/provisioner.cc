@@ -182,8 +182,9 @@ ProvisionStats Provisioner::Tick() {
     // The nodes are asked for again, side by side with the queue, while an agent of ours may be
     // idle: the snapshot taken at the start of the pass predates Advance's calls, and an item
     // that an idle agent took since then is gone from the queue while the agent still looks
-    // idle in it. Counting that agent as free for the new items started one agent too few, a
-    // pass (300 ms) late. Taken together, the two answers are at most a few milliseconds apart.
+    // idle in it. Counting that agent as free for the new items started one agent too few, and
+    // the last item waited a whole pass for its agent. Asked together, the two answers are at
+    // most a few milliseconds apart.
     Result<std::vector<jenkins::QueueItem>> queue;
     std::optional<ExactLabels> asked;
     std::optional<Result<std::vector<jenkins::Computer>>> fresh;
