@@ -16,45 +16,63 @@ struct ShapeError {
   std::string expected;
 };
 
-std::string String(value v, const std::string& path) {
+// Where a value is, for errors: its JSON path, made into text only when an error is thrown (a
+// full list is thousands of jobs of 21 decoded fields each).
+class Where {
+ public:
+  Where(const std::string& path) : base_(path) {}  // a whole path
+  Where(const std::string& base, std::string_view field) : base_(base), field_(field) {}
+  std::string Text(std::string_view more = "") const {
+    std::string text = base_;
+    if (!field_.empty()) text.append(".").append(field_);
+    return text.append(more);
+  }
+
+ private:
+  const std::string& base_;
+  std::string_view field_;
+};
+
+std::string String(value v, const Where& path) {
   std::string_view out;
-  if (v.get_string().get(out)) throw ShapeError{path, "a string"};
+  if (v.get_string().get(out)) throw ShapeError{path.Text(), "a string"};
   return std::string(out);
 }
 
-std::vector<std::string> Strings(value v, const std::string& path) {
+std::vector<std::string> Strings(value v, const Where& path) {
   array items;
-  if (v.get_array().get(items)) throw ShapeError{path, "an array of strings"};
+  if (v.get_array().get(items)) throw ShapeError{path.Text(), "an array of strings"};
   std::vector<std::string> out;
   for (auto item : items) {
     std::string_view s;
-    if (item.get_string().get(s)) throw ShapeError{path, "an array of strings"};
+    if (item.get_string().get(s)) throw ShapeError{path.Text(), "an array of strings"};
     out.emplace_back(s);
   }
   return out;
 }
 
 // Slurm's {"set", "infinite", "number"} structs, or a plain number; nullopt when unset/infinite.
-std::optional<int64_t> NoVal(value v, const std::string& path) {
+std::optional<int64_t> NoVal(value v, const Where& path) {
   json_type type;
-  if (v.type().get(type)) throw ShapeError{path, "a number"};
+  if (v.type().get(type)) throw ShapeError{path.Text(), "a number"};
   if (type == json_type::number) {
     int64_t n = 0;
-    if (v.get_int64().get(n)) throw ShapeError{path, "an integer"};
+    if (v.get_int64().get(n)) throw ShapeError{path.Text(), "an integer"};
     return n;
   }
   object o;
-  if (v.get_object().get(o)) throw ShapeError{path, "a number or a {set, infinite, number} object"};
+  if (v.get_object().get(o))
+    throw ShapeError{path.Text(), "a number or a {set, infinite, number} object"};
   bool set = false, infinite = false;
   std::optional<int64_t> number;
   for (auto field : o) {
     std::string_view key;
-    if (field.unescaped_key().get(key)) throw ShapeError{path, "an object"};
+    if (field.unescaped_key().get(key)) throw ShapeError{path.Text(), "an object"};
     if (key == "set") {
-      if (field.value().get_bool().get(set)) throw ShapeError{path + ".set", "true or false"};
+      if (field.value().get_bool().get(set)) throw ShapeError{path.Text(".set"), "true or false"};
     } else if (key == "infinite") {
       if (field.value().get_bool().get(infinite))
-        throw ShapeError{path + ".infinite", "true or false"};
+        throw ShapeError{path.Text(".infinite"), "true or false"};
     } else if (key == "number") {
       double d = 0;
       int64_t n = 0;
@@ -63,7 +81,7 @@ std::optional<int64_t> NoVal(value v, const std::string& path) {
       } else if (!field.value().get_double().get(d)) {
         number = static_cast<int64_t>(d);
       } else {
-        throw ShapeError{path + ".number", "a number"};
+        throw ShapeError{path.Text(".number"), "a number"};
       }
     }
   }
@@ -71,34 +89,35 @@ std::optional<int64_t> NoVal(value v, const std::string& path) {
   return number;
 }
 
-std::optional<Seconds> Time(value v, const std::string& path) {
+std::optional<Seconds> Time(value v, const Where& path) {
   std::optional<int64_t> n = NoVal(v, path);
   if (!n || *n <= 0) return std::nullopt;
   return Seconds(std::chrono::seconds(*n));
 }
 
-ExitCode DecodeExitCode(value v, const std::string& path) {
+ExitCode DecodeExitCode(value v, const Where& path) {
   object o;
-  if (v.get_object().get(o)) throw ShapeError{path, "an object"};
+  if (v.get_object().get(o)) throw ShapeError{path.Text(), "an object"};
   ExitCode e;
   for (auto field : o) {
     std::string_view key;
-    if (field.unescaped_key().get(key)) throw ShapeError{path, "an object"};
+    if (field.unescaped_key().get(key)) throw ShapeError{path.Text(), "an object"};
     if (key == "status") {
-      e.status = Strings(field.value(), path + ".status");
+      e.status = Strings(field.value(), path.Text(".status"));
     } else if (key == "return_code") {
-      if (auto n = NoVal(field.value(), path + ".return_code"))
+      if (auto n = NoVal(field.value(), path.Text(".return_code")))
         e.return_code = static_cast<int32_t>(*n);
     } else if (key == "signal") {
       object sig;
-      if (field.value().get_object().get(sig)) throw ShapeError{path + ".signal", "an object"};
+      if (field.value().get_object().get(sig)) throw ShapeError{path.Text(".signal"), "an object"};
       for (auto s : sig) {
         std::string_view k;
-        if (s.unescaped_key().get(k)) throw ShapeError{path + ".signal", "an object"};
+        if (s.unescaped_key().get(k)) throw ShapeError{path.Text(".signal"), "an object"};
         if (k == "id") {
-          if (auto n = NoVal(s.value(), path + ".signal.id")) e.signal = static_cast<int32_t>(*n);
+          if (auto n = NoVal(s.value(), path.Text(".signal.id")))
+            e.signal = static_cast<int32_t>(*n);
         } else if (k == "name") {
-          e.signal_name = String(s.value(), path + ".signal.name");
+          e.signal_name = String(s.value(), path.Text(".signal.name"));
         }
       }
     }
@@ -194,86 +213,85 @@ JobInfo DecodeJob(const Dialect& dialect, value v, const std::string& path) {
   for (auto field : o) {
     std::string_view key;
     if (field.unescaped_key().get(key)) throw ShapeError{path, "an object"};
-    // the field's path, for errors: built only for the fields decoded
-    auto at = [&] { return path + "." + std::string(key); };
+    const Where at(path, key);
     switch (JobKeyOf(key)) {
       case JobKey::kOther:
         break;
       case JobKey::kJobId: {
         uint64_t id = 0;
         if (field.value().get_uint64().get(id) || id > UINT32_MAX) {
-          throw ShapeError{at(), "a job id"};
+          throw ShapeError{at.Text(), "a job id"};
         }
         j.job_id = static_cast<uint32_t>(id);
         break;
       }
       case JobKey::kName:
-        j.name = String(field.value(), at());
+        j.name = String(field.value(), at);
         break;
       case JobKey::kUserName:
-        j.user_name = String(field.value(), at());
+        j.user_name = String(field.value(), at);
         break;
       case JobKey::kAccount:
-        j.account = String(field.value(), at());
+        j.account = String(field.value(), at);
         break;
       case JobKey::kPartition:
-        j.partition = String(field.value(), at());
+        j.partition = String(field.value(), at);
         break;
       case JobKey::kComment:
-        j.comment = String(field.value(), at());
+        j.comment = String(field.value(), at);
         break;
       case JobKey::kJobState:
-        j.state = ParseJobState(Strings(field.value(), at()));
+        j.state = ParseJobState(Strings(field.value(), at));
         break;
       case JobKey::kStateReason:
-        j.state_reason = String(field.value(), at());
+        j.state_reason = String(field.value(), at);
         break;
       case JobKey::kStateDescription:
-        j.state_description = String(field.value(), at());
+        j.state_description = String(field.value(), at);
         break;
       case JobKey::kNodes:
-        j.nodes = String(field.value(), at());
+        j.nodes = String(field.value(), at);
         break;
       case JobKey::kExitCode:
-        j.exit_code = DecodeExitCode(field.value(), at());
+        j.exit_code = DecodeExitCode(field.value(), at);
         break;
       case JobKey::kSubmitTime:
-        j.submit_time = Time(field.value(), at());
+        j.submit_time = Time(field.value(), at);
         break;
       case JobKey::kStartTime:
-        j.start_time = Time(field.value(), at());
+        j.start_time = Time(field.value(), at);
         break;
       case JobKey::kEndTime:
-        j.end_time = Time(field.value(), at());
+        j.end_time = Time(field.value(), at);
         break;
       case JobKey::kTimeLimit:
-        if (auto n = NoVal(field.value(), at())) j.time_limit_minutes = static_cast<uint32_t>(*n);
+        if (auto n = NoVal(field.value(), at)) j.time_limit_minutes = static_cast<uint32_t>(*n);
         break;
       case JobKey::kCurrentWorkingDirectory:
-        j.current_working_directory = String(field.value(), at());
+        j.current_working_directory = String(field.value(), at);
         break;
       case JobKey::kStandardOutput:
-        standard_output = String(field.value(), at());
+        standard_output = String(field.value(), at);
         break;
       case JobKey::kStdoutExpanded:
-        if (dialect.has_stdout_expanded) stdout_expanded = String(field.value(), at());
+        if (dialect.has_stdout_expanded) stdout_expanded = String(field.value(), at);
         break;
       case JobKey::kHetJobId:
-        if (auto n = NoVal(field.value(), at()); n && *n != 0) {
+        if (auto n = NoVal(field.value(), at); n && *n != 0) {
           j.het_job_id = static_cast<uint32_t>(*n);
         }
         break;
       case JobKey::kHetJobOffset:
-        if (auto n = NoVal(field.value(), at())) j.het_job_offset = static_cast<uint32_t>(*n);
+        if (auto n = NoVal(field.value(), at)) j.het_job_offset = static_cast<uint32_t>(*n);
         break;
       case JobKey::kStepId:
         if (dialect.has_sluid) {
           object step;
-          if (field.value().get_object().get(step)) throw ShapeError{at(), "an object"};
+          if (field.value().get_object().get(step)) throw ShapeError{at.Text(), "an object"};
           for (auto s : step) {
             std::string_view k;
-            if (s.unescaped_key().get(k)) throw ShapeError{at(), "an object"};
-            if (k == "sluid") j.sluid = String(s.value(), at() + ".sluid");
+            if (s.unescaped_key().get(k)) throw ShapeError{at.Text(), "an object"};
+            if (k == "sluid") j.sluid = String(s.value(), at.Text(".sluid"));
           }
         }
         break;
@@ -363,7 +381,7 @@ Result<JobListAnswer> DecodeJobList(const Dialect& dialect, std::string& body) {
             ++i;
           }
         } else if (key == "last_update") {
-          if (auto n = NoVal(field, "last_update"); n && *n > 0)
+          if (auto n = NoVal(field, std::string("last_update")); n && *n > 0)
             answer.last_update = static_cast<uint64_t>(*n);
         }
       });
