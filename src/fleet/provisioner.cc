@@ -179,10 +179,11 @@ ProvisionStats Provisioner::Tick() {
     // by side with the queue, so that a new item's label is at hand when the queue shows it. An
     // idle queue never costs Jenkins the script.
     //
-    // The nodes are asked for again, side by side with the queue, while an agent of ours may be
-    // idle: the snapshot taken at the start of the pass predates Advance's calls, and an item
-    // that an idle agent took since then is gone from the queue while the agent still looks
-    // idle in it. Counting that agent as free for the new items started one agent too few, and
+    // The nodes are asked for again, side by side with the queue, while an agent of ours that
+    // has a node counts as free (idle, or still starting): the snapshot taken at the start of
+    // the pass predates Advance's calls, and an item that such an agent took since then (an
+    // idle one, or one that connected meanwhile) is gone from the queue while the agent still
+    // looks free in it. Counting that agent for the new items started one agent too few, and
     // the last item waited a whole pass for its agent. Asked together, the two answers are at
     // most a few milliseconds apart.
     Result<std::vector<jenkins::QueueItem>> queue;
@@ -190,7 +191,7 @@ ProvisionStats Provisioner::Tick() {
     std::optional<Result<std::vector<jenkins::Computer>>> fresh;
     const bool ask_labels = script_labels_ && items_waited_;
     const bool ask_nodes = std::any_of(agents_.begin(), agents_.end(), [&](const auto& entry) {
-      return IdleAgentCounted(entry.second, nodes);
+      return entry.second.node_created && CountedFree(entry.second, nodes);
     });
     RunConcurrently(1 + ask_labels + ask_nodes, options_.jenkins_concurrency, [&](size_t i) {
       if (i == 0) {
@@ -343,12 +344,14 @@ void Provisioner::LabelsFromLoad(std::vector<jenkins::QueueItem>& items,
   }
 }
 
-bool Provisioner::IdleAgentCounted(const Agent& agent,
-                                   const std::map<std::string, jenkins::Computer>& nodes) const {
-  if (agent.phase != AgentPhase::kOnline || agent.drained) return false;
+bool Provisioner::CountedFree(const Agent& agent,
+                              const std::map<std::string, jenkins::Computer>& nodes) const {
+  const bool starting =
+      agent.phase == AgentPhase::kCreating || agent.phase == AgentPhase::kLaunching;
+  if ((!starting && agent.phase != AgentPhase::kOnline) || agent.drained) return false;
   const auto node = nodes.find(agent.name);
-  return node != nodes.end() && node->second.connected() && !node->second.temporarily_offline &&
-         !node->second.building();
+  if (node == nodes.end() || !node->second.connected()) return starting;
+  return !node->second.temporarily_offline && !node->second.building();
 }
 
 void Provisioner::Launch(const std::vector<jenkins::QueueItem>& items,
@@ -382,8 +385,7 @@ void Provisioner::Launch(const std::vector<jenkins::QueueItem>& items,
   for (const auto& [name, a] : agents_) {
     ++per_template[{a.cloud, a.template_name}];
     ++per_cloud[a.cloud];
-    const bool starting = a.phase == AgentPhase::kCreating || a.phase == AgentPhase::kLaunching;
-    if (!starting && !IdleAgentCounted(a, nodes)) continue;
+    if (!CountedFree(a, nodes)) continue;
     std::set<std::string> labels(a.labels.begin(), a.labels.end());
     labels.insert(name);
     available.push_back(PlanExecutor{std::move(labels), a.exclusive, 1});

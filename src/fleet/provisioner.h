@@ -121,10 +121,10 @@ class Provisioner {
                       const std::vector<CloudTemplates>& snapshot);
   void WarnIfOutsideFolders(const Agent& agent, const std::string& build_url,
                             const std::vector<CloudTemplates>& snapshot);
-  // An online agent of ours that counts as a free executor for queued items: not drained, and
-  // connected, not offline and not building in `nodes`.
-  bool IdleAgentCounted(const Agent& agent,
-                        const std::map<std::string, jenkins::Computer>& nodes) const;
+  // An agent of ours that counts as a free executor for queued items: not drained nor ending,
+  // and, once connected in `nodes`, neither offline nor building; until it connects, while it
+  // is still starting.
+  bool CountedFree(const Agent& agent, const std::map<std::string, jenkins::Computer>& nodes) const;
   void Launch(const std::vector<jenkins::QueueItem>& items,
               const std::map<std::string, jenkins::Computer>& nodes,
               const std::vector<CloudTemplates>& snapshot, ProvisionStats& stats);

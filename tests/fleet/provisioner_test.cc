@@ -373,11 +373,42 @@ TEST_F(ProvisionerTest, AnIdleAgentThatTookItsItemMeanwhileIsNotCountedForNewIte
       << "the nodes are asked again with the queue while an agent of ours looked idle";
   EXPECT_EQ(jenkins_.created, 3) << "both new items get an agent in the same pass";
 
+  // the two new agents connect and take the two items
+  int build = 2;
+  for (auto& [name, node] : jenkins_.nodes) {
+    if (name == first) continue;
+    jenkins_.Connect(name);
+    jenkins_.StartBuild(name, "http://jenkins.test/job/j/" + std::to_string(build++) + "/");
+  }
+  for (auto& [id, job] : slurm1_.jobs()) slurm1_.SetState(id, {"RUNNING"});
+  Pass();
   const int computers_steady = jenkins_.computers_calls;
   Pass();
   EXPECT_EQ(jenkins_.computers_calls - computers_steady, 1)
-      << "no agent of ours is idle now: one look at the nodes per pass";
+      << "every agent of ours builds: one look at the nodes per pass";
   EXPECT_EQ(jenkins_.created, 3);
+}
+
+TEST_F(ProvisionerTest, AStartingAgentThatConnectedAndTookItsItemMeanwhileIsNotCountedForNewItems) {
+  jenkins_.Enqueue("linux");
+  Pass();
+  ASSERT_EQ(jenkins_.created, 1);
+  const std::string first = jenkins_.nodes.begin()->first;
+  slurm1_.SetState(slurm1_.jobs().begin()->first, {"RUNNING"});
+
+  // Right after the pass's first look at the nodes, the starting agent connects and takes its
+  // item, and two new items arrive: the look at the queue no longer shows the taken item.
+  jenkins_.after_next_computers = [&] {
+    jenkins_.Connect(first);
+    jenkins_.StartBuild(first, "http://jenkins.test/job/j/1/");
+    jenkins_.Enqueue("linux");
+    jenkins_.Enqueue("linux");
+  };
+  const int computers_before = jenkins_.computers_calls;
+  Pass();
+  EXPECT_EQ(jenkins_.computers_calls - computers_before, 2)
+      << "the nodes are asked again with the queue while an agent of ours was starting";
+  EXPECT_EQ(jenkins_.created, 3) << "both new items get an agent in the same pass";
 }
 
 TEST_F(ProvisionerTest, FolderRestrictedCloudSkipsOtherFoldersWithAnEvent) {
