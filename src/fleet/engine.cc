@@ -156,11 +156,20 @@ Status Engine::SubmitNow(
   std::vector<store::Submission*> batch;
   for (store::Submission& s : subs) batch.push_back(&s);
   if (Status added = store_.AddMany(batch, records); !added) return added;
+  std::vector<slurm::JobRequest> wave;
+  for (const Intent& i : intents) {
+    slurm::JobRequest& request = wave.emplace_back(i.request);
+    request.comment = TagComment({options_.instance, i.key}, request.comment);
+    request.requeue = false;
+  }
+  const int64_t at = Now();
+  std::vector<Result<slurm::SubmitReceipt>> results =
+      slurm_.SubmitAll(wave, options_.submit_concurrency);
   {
     std::lock_guard lock(inbox_mu_);
-    for (const store::Submission& s : subs) {
-      inbox_.insert(s.key);
-      send_now_.insert(s.key);
+    for (size_t i = 0; i < subs.size(); ++i) {
+      inbox_.insert(subs[i].key);
+      sent_now_.insert_or_assign(subs[i].key, Sent{std::move(results[i]), at});
     }
   }
   Wake();
@@ -213,16 +222,19 @@ Status Engine::RequestCancel(const std::string& key) {
 }
 
 void Engine::TakeInbox() {
-  std::set<std::string> keys, send_now;
+  std::set<std::string> keys;
+  std::map<std::string, Sent> sent_now;
   {
     std::lock_guard lock(inbox_mu_);
     keys.swap(inbox_);
-    send_now.swap(send_now_);
+    sent_now.swap(sent_now_);
   }
   for (const std::string& key : keys) {
     Result<store::Submission> s = store_.Get(key);
     if (!s || s->cloud != options_.cloud) continue;
-    if (send_now.contains(key) && s->phase == Phase::kSubmitting) premarked_.insert(key);
+    if (auto sent = sent_now.find(key); sent != sent_now.end() && s->phase == Phase::kSubmitting) {
+      sent_.insert_or_assign(key, std::move(sent->second));
+    }
     if (store::IsTerminal(s->phase)) {
       active_.erase(key);
     } else {
@@ -619,6 +631,26 @@ void Engine::CancelRequested(PassStats& stats) {
   }
 }
 
+void Engine::RecordSentNow(PassStats& stats) {
+  std::vector<std::pair<store::Submission*, std::optional<store::Event>>> outcomes;
+  for (auto& [key, sent] : sent_) {
+    auto found = active_.find(key);
+    if (found == active_.end() || found->second.phase != Phase::kSubmitting) continue;
+    store::Submission& s = found->second;
+    s.submit_sent_at = sent.at;
+    outcomes.emplace_back(&s, Outcome(s, sent.result, stats));
+  }
+  sent_.clear();
+  if (!outcomes.empty()) SaveOutcomes(outcomes);
+}
+
+void Engine::SaveOutcomes(
+    std::vector<std::pair<store::Submission*, std::optional<store::Event>>>& outcomes) {
+  if (store_.UpdateMany(outcomes)) return;
+  // e.g. a cancel request arrived meanwhile: record one by one, merging theirs
+  for (auto& [sub, event] : outcomes) Save(*sub, event->type, event->message);
+}
+
 void Engine::SubmitIntents(PassStats& stats) {
   struct Outgoing {
     store::Submission* s;
@@ -627,38 +659,22 @@ void Engine::SubmitIntents(PassStats& stats) {
     int64_t sent_at = 0;
   };
   std::vector<Outgoing> batch;
-  auto take = [&](store::Submission& s) {
+  for (auto& [key, s] : active_) {
+    if (batch.size() >= options_.max_submits_per_pass) break;
+    if (s.phase != Phase::kIntent || s.cancel_requested) continue;
     Result<slurm::JobRequest> request = slurm::DecodeRequest(s.request_json);
     if (!request) {
       s.phase = Phase::kFailed;
       s.failure = "stored request is unreadable: " + request.error().ToString();
       Save(s, "failed", s.failure);
-      return;
+      continue;
     }
     request->comment = TagComment({options_.instance, s.key}, request->comment);
     request->requeue = false;
     batch.push_back({&s, std::move(*request)});
-  };
-  // Those SubmitNow marked go first: they may leave at once.
-  for (auto it = premarked_.begin(); it != premarked_.end();) {
-    if (batch.size() >= options_.max_submits_per_pass) break;
-    auto found = active_.find(*it);
-    it = premarked_.erase(it);
-    if (found == active_.end() || found->second.phase != Phase::kSubmitting) continue;
-    store::Submission& s = found->second;
-    if (s.cancel_requested) {  // never sent: there is nothing to look for
-      s.phase = Phase::kCancelled;
-      s.failure = "cancelled before it was submitted";
-      Save(s, "cancelled", s.failure);
-      continue;
-    }
-    take(s);
   }
-  const size_t premarked = batch.size();
-  for (auto& [key, s] : active_) {
-    if (batch.size() >= options_.max_submits_per_pass) break;
-    if (s.phase == Phase::kIntent && !s.cancel_requested) take(s);
-  }
+  // after the batch is chosen: one that never left is sent again a pass later, not at once
+  RecordSentNow(stats);
   if (batch.empty()) return;
 
   // Each intent is marked kSubmitting, and persisted, before its POST: after a crash or a lost
@@ -668,25 +684,11 @@ void Engine::SubmitIntents(PassStats& stats) {
   const size_t chunk = std::max<size_t>(64, options_.submit_concurrency * 4);
   std::mutex mu;
   std::condition_variable progress;
-  size_t marked = premarked;                    // guarded by mu: batch[0, marked) may be sent
+  size_t marked = 0;                            // guarded by mu: batch[0, marked) may be sent
   bool marking_failed = false;                  // guarded by mu
   std::vector<char> sent(batch.size(), 0);      // guarded by mu: result is final
   std::vector<char> recorded(batch.size(), 0);  // this thread's: outcome written
-  if (premarked > 0) {
-    // A wave SubmitNow marked leaves at once: this thread drives all its POSTs together, which
-    // on a busy host gets the last of them out sooner than a thread per POST would.
-    std::vector<slurm::JobRequest> wave;
-    for (size_t i = 0; i < premarked; ++i) wave.push_back(std::move(batch[i].request));
-    const int64_t at = Now();
-    std::vector<Result<slurm::SubmitReceipt>> results =
-        slurm_.SubmitAll(wave, options_.submit_concurrency);
-    for (size_t i = 0; i < premarked; ++i) {
-      batch[i].sent_at = at;
-      batch[i].result = std::move(results[i]);
-      sent[i] = 1;
-    }
-  }
-  std::atomic<size_t> next{premarked};
+  std::atomic<size_t> next{0};
   auto send = [&] {
     for (size_t i = next++; i < batch.size(); i = next++) {
       {
@@ -704,7 +706,7 @@ void Engine::SubmitIntents(PassStats& stats) {
     }
   };
   std::vector<std::thread> senders;
-  const size_t helpers = std::min<size_t>(options_.submit_concurrency, batch.size() - premarked);
+  const size_t helpers = std::min<size_t>(options_.submit_concurrency, batch.size());
   for (size_t k = 0; k < helpers; ++k) senders.emplace_back(send);
 
   auto record_sent = [&] {
@@ -723,13 +725,10 @@ void Engine::SubmitIntents(PassStats& stats) {
       batch[i].s->submit_sent_at = batch[i].sent_at;
       outcomes.emplace_back(batch[i].s, Outcome(*batch[i].s, batch[i].result, stats));
     }
-    if (Status saved = store_.UpdateMany(outcomes); !saved) {
-      // e.g. a cancel request arrived meanwhile: record one by one, merging theirs
-      for (auto& [sub, event] : outcomes) Save(*sub, event->type, event->message);
-    }
+    SaveOutcomes(outcomes);
   };
 
-  for (size_t begin = premarked; begin < batch.size(); begin += chunk) {
+  for (size_t begin = 0; begin < batch.size(); begin += chunk) {
     const size_t end = std::min(batch.size(), begin + chunk);
     std::vector<std::pair<store::Submission*, std::optional<store::Event>>> marks;
     for (size_t i = begin; i < end; ++i) {

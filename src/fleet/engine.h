@@ -109,10 +109,11 @@ class Engine {
 
   // For a caller whose intents should leave at once: records them already marked as being
   // submitted, with the caller's own `records` (written as Store::PutRecords writes them), in ONE
-  // transaction, and wakes the loop to POST them without a disk sync of its own first. After a
-  // crash before the POSTs they are looked up by tag and resent once proven absent, as after any
-  // POST whose outcome is unknown. All or nothing: on failure (kConflict when a key exists,
-  // kInvalidInput for a bad key, store errors) nothing is written.
+  // transaction, then POSTs them all together from the calling thread, so that they never wait
+  // for a pass of the loop; the loop records the outcomes in its next pass. After a crash before
+  // that they are looked up by tag and resent once proven absent, as after any POST whose outcome
+  // is unknown. All or nothing: on failure (kConflict when a key exists, kInvalidInput for a bad
+  // key, store errors) nothing is written and nothing sent.
   Status SubmitNow(const std::vector<Intent>& intents,
                    std::vector<std::pair<store::Record*, std::optional<store::Event>>>& records);
 
@@ -156,6 +157,11 @@ class Engine {
                PassStats& stats);
   void Commit(Observations& seen);
   void SubmitIntents(PassStats& stats);
+  // Records what SubmitNow's POSTs answered.
+  void RecordSentNow(PassStats& stats);
+  // Writes POST outcomes in one transaction, or one by one to merge a concurrent cancel request.
+  void SaveOutcomes(
+      std::vector<std::pair<store::Submission*, std::optional<store::Event>>>& outcomes);
   // Applies a submit POST's result to `sub` and returns the event that records it.
   store::Event Outcome(store::Submission& sub, const Result<slurm::SubmitReceipt>& result,
                        PassStats& stats);
@@ -207,9 +213,14 @@ class Engine {
 
   // Keys added or changed by other threads, picked up at the start of a pass.
   mutable std::mutex inbox_mu_;
-  std::set<std::string> inbox_;      // guarded by inbox_mu_
-  std::set<std::string> send_now_;   // guarded by inbox_mu_: marked by SubmitNow, not yet taken
-  std::set<std::string> premarked_;  // engine thread: marked by SubmitNow, not yet sent
+  std::set<std::string> inbox_;  // guarded by inbox_mu_
+  // The POSTs SubmitNow sent, by key: its answer, and when it was sent (unix s).
+  struct Sent {
+    Result<slurm::SubmitReceipt> result;
+    int64_t at = 0;
+  };
+  std::map<std::string, Sent> sent_now_;  // guarded by inbox_mu_: not yet taken
+  std::map<std::string, Sent> sent_;      // engine thread: taken, not yet recorded
   std::condition_variable wake_;
   bool woken_ = false;  // guarded by inbox_mu_
   std::atomic<bool> stop_{false};

@@ -421,9 +421,10 @@ void Provisioner::Launch(const std::vector<jenkins::QueueItem>& items,
   }
   // A wave of items is launched as a batch: nodes are made and secrets read for all of them at
   // once, then each cloud's agents are recorded with their Slurm jobs, already marked as being
-  // submitted, in one transaction, and the engine sends them at once: one disk sync between the
-  // demand and the POSTs. A crash before that transaction leaves only nodes carrying our marker,
-  // which DeleteStrayNodes removes, while the items are still queued.
+  // submitted, in one transaction, and this thread sends them at once: one disk sync between the
+  // demand and the POSTs, and no wait for the engine's thread. A crash before that transaction
+  // leaves only nodes carrying our marker, which DeleteStrayNodes removes, while the items are
+  // still queued.
   const auto now = clock_.Now();
   std::vector<Agent> fresh;
   std::vector<std::string> messages;

@@ -119,14 +119,15 @@ TEST_F(EngineTest, AnIntentArrivingWhileCancelsAreInFlightIsSentBeforeTheyAnswer
   EXPECT_EQ(Get(late).phase, Phase::kPending);
 }
 
-TEST_F(EngineTest, SubmitNowWritesTheCallersRecordWithTheMarkedIntentAndSendsItUnmarkedAgain) {
+TEST_F(EngineTest, SubmitNowWritesTheCallersRecordWithTheMarkedIntentThenSendsItAtOnce) {
   store::Record r{.kind = "agent", .name = "now-1", .cloud = "c1", .doc = "{}"};
   std::vector<std::pair<store::Record*, std::optional<store::Event>>> records = {
       {&r, std::nullopt}};
   ASSERT_TRUE(engine_->SubmitNow({{"now-1", "agent", "test", Request()}}, records));
   EXPECT_TRUE(store_->GetRecord("agent", "now-1"));
+  EXPECT_EQ(slurm_.submit_calls, 1) << "sent by the caller's thread, before any pass";
   store::Submission marked = Get("now-1");
-  EXPECT_EQ(marked.phase, Phase::kSubmitting);
+  EXPECT_EQ(marked.phase, Phase::kSubmitting) << "the outcome is the loop's to record";
   EXPECT_EQ(marked.attempts, 1);
   engine_->Tick();
   store::Submission s = Get("now-1");
@@ -140,12 +141,12 @@ TEST_F(EngineTest, SubmitNowWritesTheCallersRecordWithTheMarkedIntentAndSendsItU
 
 TEST_F(EngineTest, ASubmitNowWaveLeavesTogetherAndOneThatNeverLeftIsSentAgainLater) {
   std::vector<std::pair<store::Record*, std::optional<store::Event>>> none;
+  slurm_.unavailable_submits = 1;  // slurmrestd refuses the wave's first connection
   ASSERT_TRUE(engine_->SubmitNow({{"wave-1", "agent", "test", Request()},
                                   {"wave-2", "agent", "test", Request()},
                                   {"wave-3", "agent", "test", Request()}},
                                  none));
   const std::string queued = Add("queued");
-  slurm_.unavailable_submits = 1;  // slurmrestd refuses the wave's first connection
   engine_->Tick();
   EXPECT_EQ(slurm_.submit_all_calls, 1);
   EXPECT_EQ(slurm_.submit_calls, 4);
@@ -159,25 +160,47 @@ TEST_F(EngineTest, ASubmitNowWaveLeavesTogetherAndOneThatNeverLeftIsSentAgainLat
   EXPECT_EQ(Get("wave-1").attempts, 2);
 }
 
-TEST_F(EngineTest, ASubmitNowIntentACrashLeftUnsentIsLookedForThenSentOnce) {
-  std::vector<std::pair<store::Record*, std::optional<store::Event>>> none;
-  ASSERT_TRUE(engine_->SubmitNow({{"now-2", "agent", "test", Request()}}, none));
-  engine_ = MakeEngine();  // the process died before the POST
+TEST_F(EngineTest, AMarkedIntentACrashLeftUnsentIsLookedForThenSentOnce) {
+  // what SubmitNow leaves when the process dies between its transaction and its POSTs
+  const std::string key = Add("now-2");
+  store::Submission marked = Get(key);
+  marked.phase = Phase::kSubmitting;
+  marked.attempts = 1;
+  marked.submit_sent_at =
+      std::chrono::duration_cast<std::chrono::seconds>(clock_.Now().time_since_epoch()).count();
+  ASSERT_TRUE(store_->Update(marked));
+  engine_ = MakeEngine();
   engine_->Tick();
   EXPECT_EQ(slurm_.submit_calls, 0) << "its outcome is unknown: never sent blindly";
-  EXPECT_EQ(Get("now-2").phase, Phase::kSubmitting);
+  EXPECT_EQ(Get(key).phase, Phase::kSubmitting);
   Advance(46s);
   engine_->Tick();  // absent from a list taken long enough after the mark: sent
   EXPECT_EQ(slurm_.submit_calls, 1);
-  EXPECT_EQ(Get("now-2").phase, Phase::kPending);
+  EXPECT_EQ(Get(key).phase, Phase::kPending);
 }
 
-TEST_F(EngineTest, ASubmitNowIntentCancelledBeforeItLeftIsNeverSent) {
+TEST_F(EngineTest, ASubmitNowJobWhoseAnswerACrashLostIsAdoptedNotSentAgain) {
+  std::vector<std::pair<store::Record*, std::optional<store::Event>>> none;
+  ASSERT_TRUE(engine_->SubmitNow({{"now-5", "agent", "test", Request()}}, none));
+  ASSERT_EQ(slurm_.submit_calls, 1);
+  engine_ = MakeEngine();  // the process died before the loop recorded the answer
+  Advance(46s);
+  engine_->Tick();
+  Settle();
+  EXPECT_EQ(slurm_.submit_calls, 1);
+  store::Submission s = Get("now-5");
+  EXPECT_EQ(s.phase, Phase::kPending);
+  EXPECT_TRUE(s.job_id);
+  EXPECT_EQ(slurm_.jobs().size(), 1u);
+}
+
+TEST_F(EngineTest, ASubmitNowJobCancelledRightAfterItsPostIsCancelledInSlurm) {
   std::vector<std::pair<store::Record*, std::optional<store::Event>>> none;
   ASSERT_TRUE(engine_->SubmitNow({{"now-3", "agent", "test", Request()}}, none));
   ASSERT_TRUE(engine_->RequestCancel("now-3"));
-  engine_->Tick();
-  EXPECT_EQ(slurm_.submit_calls, 0);
+  Settle();
+  EXPECT_EQ(slurm_.submit_calls, 1);
+  EXPECT_EQ(slurm_.cancel_calls, 1);
   EXPECT_EQ(Get("now-3").phase, Phase::kCancelled);
 }
 
