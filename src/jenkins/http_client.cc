@@ -30,6 +30,10 @@ struct HttpClient::Request {
   // Whether a request that may have reached Jenkins can simply be sent again: a lost answer is
   // then kUnavailable rather than kUnknownOutcome.
   bool idempotent = true;
+  // Whether libcurl may send it again by itself, as it does when a reused connection turns out
+  // dead: otherwise it goes out on a connection of its own, which costs Jenkins and us a TCP
+  // handshake (and TLS, if used) each time.
+  bool may_repeat = true;
 
   // "GET /queue/api/json": for error messages, without the query.
   std::string Where() const { return method + " /" + path.substr(0, path.find('?')); }
@@ -549,10 +553,7 @@ Result<HttpClient::Response> HttpClient::SendOnce(const Request& request, const 
     curl_easy_setopt(curl, CURLOPT_POST, 1L);
     curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.form.c_str());
     curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(request.form.size()));
-    // libcurl silently sends a request again when a reused connection turns out dead; a POST
-    // that creates, drains or deletes a node must not, so it gets a connection of its own. One that
-    // may be sent twice (the label script, a node's config) reuses one like a GET.
-    if (!request.idempotent) curl_easy_setopt(curl, CURLOPT_FRESH_CONNECT, 1L);
+    if (!request.may_repeat) curl_easy_setopt(curl, CURLOPT_FRESH_CONNECT, 1L);
     const std::string type =
         request.content_type.empty() ? "application/x-www-form-urlencoded" : request.content_type;
     headers = curl_slist_append(headers, ("Content-Type: " + type).c_str());
@@ -798,11 +799,14 @@ Status HttpClient::CreateNode(const NodeSpec& node) {
     return Fail(Code::kInvalidInput, "node '" + AsciiOnly(node.name) + "': a field is not UTF-8",
                 "node spec");
   }
+  // A repeat is refused as "already exists", which the caller takes as its own node (CONTRACT.md
+  // §7, idempotent create), so it may share a connection.
   Request request{
       .method = "POST",
       .path = "computer/doCreateItem",
       .form = Form({{"name", node.name}, {"type", "hudson.slaves.DumbSlave"}, {"json", spec_text}}),
-      .idempotent = false};
+      .idempotent = false,
+      .may_repeat = true};
   auto response = Send(request);
   if (!response) return std::unexpected(response.error());
   if (response->status == 302 || response->status == 200) return {};
@@ -846,7 +850,8 @@ Status HttpClient::Drain(const std::string& name, const std::string& message) {
   Request request{.method = "POST",
                   .path = "computer/" + Encode(name) + "/changeOfflineCause",
                   .form = Form({{"offlineMessage", message}}),
-                  .idempotent = false};
+                  .idempotent = false,
+                  .may_repeat = false};
   auto response = Send(request);
   if (!response) return std::unexpected(response.error());
   if (response->status == 302 || response->status == 200) return {};
@@ -896,8 +901,10 @@ Status HttpClient::SetDescription(const std::string& name, const std::string& de
 
 Status HttpClient::DeleteNode(const std::string& name) {
   if (auto ok = CheckNodeName(name); !ok) return ok;
-  Request request{
-      .method = "POST", .path = "computer/" + Encode(name) + "/doDelete", .idempotent = false};
+  Request request{.method = "POST",
+                  .path = "computer/" + Encode(name) + "/doDelete",
+                  .idempotent = false,
+                  .may_repeat = false};
   auto response = Send(request);
   if (!response) return std::unexpected(response.error());
   if (response->status == 302 || response->status == 200) return {};

@@ -519,25 +519,27 @@ NodeSpec GpuNode() {
 }
 
 // libcurl silently sends a request again on a fresh connection when a reused one turns out dead:
-// harmless for the label script, not for a POST that creates a node.
+// harmless for the label script, and for a create (a repeat is refused as "already exists" and the
+// node adopted), not for a POST that drains or deletes a node.
 TEST_F(HttpClientTest, OnlyAPostThatMustNotBeSentTwiceOpensAConnectionOfItsOwn) {
   jenkins_.On("POST /scriptText", Answer{.body = Testdata("exact_labels.txt"),
                                          .content_type = "text/plain;charset=utf-8"});
-  jenkins_.On(
-      "POST /computer/doCreateItem",
-      Answer{.status = 302, .body = "", .headers = {{"Location", jenkins_.url() + "/computer/"}}});
-  ASSERT_TRUE(client_->ExactLabels());
+  const Answer redirect{
+      .status = 302, .body = "", .headers = {{"Location", jenkins_.url() + "/computer/"}}};
+  jenkins_.On("POST /computer/doCreateItem", redirect);
+  jenkins_.On("POST /computer/slurm-gpu-1/doDelete", redirect);
   ASSERT_TRUE(client_->ExactLabels());
   ASSERT_TRUE(client_->CreateNode(GpuNode()));
-  ASSERT_TRUE(client_->CreateNode(GpuNode()));
+  ASSERT_TRUE(client_->DeleteNode("slurm-gpu-1"));
+  ASSERT_TRUE(client_->DeleteNode("slurm-gpu-1"));
   ASSERT_TRUE(client_->ExactLabels());
 
   std::vector<Seen> seen = jenkins_.seen();
   ASSERT_EQ(seen.size(), 5u);
-  EXPECT_EQ(seen[1].remote_port, seen[0].remote_port);
+  EXPECT_EQ(seen[1].remote_port, seen[0].remote_port) << "a create reuses the connection";
   EXPECT_NE(seen[2].remote_port, seen[1].remote_port);
   EXPECT_NE(seen[3].remote_port, seen[2].remote_port);
-  // a node's connection is kept too: the script goes out on one of the three
+  // a delete's connection is kept too: the script goes out on one of the three
   EXPECT_TRUE(seen[4].remote_port == seen[0].remote_port ||
               seen[4].remote_port == seen[2].remote_port ||
               seen[4].remote_port == seen[3].remote_port);
