@@ -575,7 +575,8 @@ void Engine::Observe(store::Submission& s, const slurm::JobInfo& job, int64_t no
 }
 
 void Engine::Commit(Observations& seen) {
-  if (!seen.changes.empty() && !store_.UpdateMany(seen.changes)) {
+  // What Slurm said is said again after a restart: no disk sync for it (Sync::kProcess).
+  if (!seen.changes.empty() && !store_.UpdateMany(seen.changes, store::Sync::kProcess)) {
     // a cancel request raced us: write one by one, merging theirs
     for (auto& [sub, event] : seen.changes) {
       Save(*sub, event ? event->type : "", event ? event->message : "");
@@ -646,7 +647,9 @@ void Engine::RecordSentNow(PassStats& stats) {
 
 void Engine::SaveOutcomes(
     std::vector<std::pair<store::Submission*, std::optional<store::Event>>>& outcomes) {
-  if (store_.UpdateMany(outcomes)) return;
+  // Without a disk sync (Sync::kProcess): the mark before the POST is on disk, so if a power loss
+  // took the outcome, the job is looked up by its tag as after a lost answer.
+  if (store_.UpdateMany(outcomes, store::Sync::kProcess)) return;
   // e.g. a cancel request arrived meanwhile: record one by one, merging theirs
   for (auto& [sub, event] : outcomes) Save(*sub, event->type, event->message);
 }

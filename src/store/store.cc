@@ -259,6 +259,9 @@ struct Store::Impl {
   Result<int64_t> InsertEvent(const std::string& key, int64_t at, std::string_view type,
                               std::string_view message);
   Status UpdateRow(const Submission& s, const std::optional<Event>& event, int64_t now);
+  // Sets how transactions sync from now on: outside a transaction only (SQLite ignores it inside
+  // one). kDisk but for the span of an UpdateMany with Sync::kProcess.
+  Status UseSync(Sync sync);
   Status AddRow(const Submission& s, int64_t now);
   Status PutRecordRow(Record& record, const std::optional<Event>& event, int64_t now);
 
@@ -277,6 +280,12 @@ Result<int64_t> Store::Impl::InsertEvent(const std::string& key, int64_t at, std
   insert->Bind(1, key).Bind(2, at).Bind(3, type).Bind(4, message);
   if (auto done = insert->Run(); !done) return std::unexpected(std::move(done.error()));
   return conn->LastInsertRowid();
+}
+
+Status Store::Impl::UseSync(Sync sync) {
+  return conn->Exec(
+      sync == Sync::kDisk ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
+      "set how writes sync");
 }
 
 Status Store::Impl::UpdateRow(const Submission& s, const std::optional<Event>& event, int64_t now) {
@@ -508,7 +517,8 @@ Status Store::Update(Submission& submission, const std::optional<Event>& event) 
   return {};
 }
 
-Status Store::UpdateMany(std::vector<std::pair<Submission*, std::optional<Event>>>& updates) {
+Status Store::UpdateMany(std::vector<std::pair<Submission*, std::optional<Event>>>& updates,
+                         Sync sync) {
   if (updates.empty()) return {};
   for (size_t i = 0; i < updates.size(); ++i) {
     if (updates[i].first == nullptr) {
@@ -519,12 +529,21 @@ Status Store::UpdateMany(std::vector<std::pair<Submission*, std::optional<Event>
   std::lock_guard guard(impl_->mu);
   const int64_t now = UnixSeconds(impl_->clock);
   const std::string op = "update " + std::to_string(updates.size()) + " submissions";
-  auto tx = sqlite::Transaction::Begin(*impl_->conn, op);
-  if (!tx) return std::unexpected(std::move(tx.error()));
-  for (const auto& [submission, event] : updates) {
-    if (auto done = impl_->UpdateRow(*submission, event, now); !done) return done;
+  if (sync != Sync::kDisk) {
+    if (auto set = impl_->UseSync(sync); !set) return set;
   }
-  if (auto done = tx->Commit(op); !done) return done;
+  Status written = [&]() -> Status {
+    auto tx = sqlite::Transaction::Begin(*impl_->conn, op);
+    if (!tx) return std::unexpected(std::move(tx.error()));
+    for (const auto& [submission, event] : updates) {
+      if (auto done = impl_->UpdateRow(*submission, event, now); !done) return done;
+    }
+    return tx->Commit(op);
+  }();
+  if (sync != Sync::kDisk) {
+    if (auto set = impl_->UseSync(Sync::kDisk); !set && written) return set;
+  }
+  if (!written) return written;
   for (auto& [submission, event] : updates) {
     ++submission->version;
     submission->updated_at = now;

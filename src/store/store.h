@@ -4,7 +4,8 @@
 // another instance holds it.
 //
 // Thread safety: all methods may be called from any thread (one connection, serialized by a
-// mutex). Writes are durable when the call returns (WAL, synchronous=NORMAL is NOT used: FULL).
+// mutex). Writes are on disk when the call returns (WAL, synchronous=FULL), unless the caller
+// asks for Sync::kProcess where it may.
 //
 // Errors: every SQLite failure comes back as an Error whose `where` is the file's path and whose
 // message names the operation ("update submission 'run-7': disk I/O error ..."); kUnavailable
@@ -32,6 +33,14 @@ struct ListFilter {
   std::string cloud;         // empty: every cloud
   std::string kind;          // empty: every kind
   size_t limit = 0;          // 0: no limit; newest first when limited
+};
+
+// How durable a write is when the call returns.
+enum class Sync {
+  kDisk,     // on disk: survives a power loss or an OS crash (fsync per transaction)
+  kProcess,  // survives this process dying (kill -9), not a power loss: for state that is
+             // observed again from Slurm after a restart, so losing the newest of it costs
+             // nothing but a repeated observation. A later kDisk write syncs it too.
 };
 
 class Store {
@@ -79,7 +88,8 @@ class Store {
   // item's error is returned (kConflict or kNotFound naming its key). A key may appear at most
   // once: a repeat conflicts with its own earlier write. kInvalidInput for a null pointer. An
   // empty batch is success.
-  Status UpdateMany(std::vector<std::pair<Submission*, std::optional<Event>>>& updates);
+  Status UpdateMany(std::vector<std::pair<Submission*, std::optional<Event>>>& updates,
+                    Sync sync = Sync::kDisk);
 
   // Appends an event (its id and `at` are set by the store) and returns its id. `key` need not
   // name a submission: the engine also records what it did to orphan jobs carrying our tag.

@@ -581,6 +581,40 @@ TEST_F(StoreTest, ConcurrentReadModifyWriteLosesNoUpdate) {
   EXPECT_EQ(store_->Get("counter")->attempts, kThreads * kIncrements);
 }
 
+TEST_F(StoreTest, AnUpdateWithoutDiskSyncIsKeptAcrossReopenAndIsAllOrNothingToo) {
+  const std::string path = dir_.File("state.db");
+  Submission a = Intent("a"), b = Intent("b");
+  {
+    auto store = OpenFile(path);
+    ASSERT_TRUE(store);
+    ASSERT_TRUE(store->Add(a));
+    ASSERT_TRUE(store->Add(b));
+    a.phase = Phase::kPending;
+    std::vector<std::pair<Submission*, std::optional<Event>>> seen = {{&a, Ev("state", "pending")}};
+    ASSERT_TRUE(store->UpdateMany(seen, Sync::kProcess));
+
+    Submission stale = b;
+    b.attempts = 2;
+    ASSERT_TRUE(store->Update(b));
+    stale.phase = Phase::kRunning;
+    a.phase = Phase::kRunning;
+    std::vector<std::pair<Submission*, std::optional<Event>>> racing = {{&a, std::nullopt},
+                                                                        {&stale, std::nullopt}};
+    auto refused = store->UpdateMany(racing, Sync::kProcess);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, Code::kConflict);
+    a.phase = Phase::kPending;
+    // and the next write, synced, goes through as ever
+    b.phase = Phase::kCancelled;
+    ASSERT_TRUE(store->Update(b, Ev("state", "cancelled")));
+  }
+  auto store = OpenFile(path);
+  ASSERT_TRUE(store);
+  EXPECT_EQ(Fields(*store->Get("a")), Fields(a));
+  EXPECT_EQ(Fields(*store->Get("b")), Fields(b));
+  EXPECT_EQ(store->Events("a", 0, 0)->back().message, "pending");
+}
+
 TEST_F(StoreTest, StatePersistsAcrossReopen) {
   const std::string path = dir_.File("state.db");
   Submission s = Full("run-7");
