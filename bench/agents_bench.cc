@@ -845,7 +845,7 @@ int main(int argc, char** argv) {
     std::cout << "  where first sight -> POST goes (" << r->mode << "):\n";
     std::cout << Row("  sight -> node created (i-th/i-th)", r->sight_to_node);
     std::cout << Row("  node created -> secret read", r->node_to_secret);
-    std::cout << Row("  secret read -> POST (intent, engine pass)", r->secret_to_post);
+    std::cout << Row("  secret read -> POST (intent recorded, sent)", r->secret_to_post);
     std::cout << "  slurmrestd requests of the engine (" << r->mode << " run), ms:\n";
     for (const auto& [kind, v] : r->requests) std::cout << Row("  " + kind, v);
     std::cout << "  Jenkins calls of the provisioner (" << r->mode << " run), ms:\n";

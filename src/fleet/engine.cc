@@ -142,7 +142,8 @@ Result<store::Submission> Engine::AddIntent(std::string key, const std::string& 
 
 Status Engine::SubmitNow(
     const std::vector<Intent>& intents,
-    std::vector<std::pair<store::Record*, std::optional<store::Event>>>& records) {
+    std::vector<std::pair<store::Record*, std::optional<store::Event>>>& records,
+    store::Sync sync) {
   std::vector<store::Submission> subs;
   for (const Intent& i : intents) {
     if (i.key.empty()) return Fail(Code::kInvalidInput, "an intent has no key", "submit now");
@@ -155,7 +156,7 @@ Status Engine::SubmitNow(
   }
   std::vector<store::Submission*> batch;
   for (store::Submission& s : subs) batch.push_back(&s);
-  if (Status added = store_.AddMany(batch, records); !added) return added;
+  if (Status added = store_.AddMany(batch, records, sync); !added) return added;
   std::vector<slurm::JobRequest> wave;
   for (const Intent& i : intents) {
     slurm::JobRequest& request = wave.emplace_back(i.request);

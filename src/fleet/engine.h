@@ -113,9 +113,12 @@ class Engine {
   // for a pass of the loop; the loop records the outcomes in its next pass. After a crash before
   // that they are looked up by tag and resent once proven absent, as after any POST whose outcome
   // is unknown. All or nothing: on failure (kConflict when a key exists, kInvalidInput for a bad
-  // key, store errors) nothing is written and nothing sent.
+  // key, store errors) nothing is written and nothing sent. With Sync::kProcess the transaction
+  // is not synced to disk before the POSTs: only for a caller that recovers from losing it in a
+  // power loss (the jobs are then orphans, cancelled after orphan_grace).
   Status SubmitNow(const std::vector<Intent>& intents,
-                   std::vector<std::pair<store::Record*, std::optional<store::Event>>>& records);
+                   std::vector<std::pair<store::Record*, std::optional<store::Event>>>& records,
+                   store::Sync sync = store::Sync::kDisk);
 
   // Marks the submission for cancelling; the next pass cancels its job. kNotFound for an unknown
   // key.

@@ -260,8 +260,20 @@ struct Store::Impl {
                               std::string_view message);
   Status UpdateRow(const Submission& s, const std::optional<Event>& event, int64_t now);
   // Sets how transactions sync from now on: outside a transaction only (SQLite ignores it inside
-  // one). kDisk but for the span of an UpdateMany with Sync::kProcess.
+  // one). kDisk but for the span of a Written() with Sync::kProcess.
   Status UseSync(Sync sync);
+  // Runs `transaction` (which begins and commits, or rolls back, its own) synced as `sync` asks.
+  template <typename Transaction>
+  Status Written(Sync sync, Transaction transaction) {
+    if (sync != Sync::kDisk) {
+      if (auto set = UseSync(sync); !set) return set;
+    }
+    Status written = transaction();
+    if (sync != Sync::kDisk) {
+      if (auto set = UseSync(Sync::kDisk); !set && written) return set;
+    }
+    return written;
+  }
   Status AddRow(const Submission& s, int64_t now);
   Status PutRecordRow(Record& record, const std::optional<Event>& event, int64_t now);
 
@@ -401,7 +413,7 @@ Status Store::AddMany(std::vector<Submission*>& submissions) {
 }
 
 Status Store::AddMany(std::vector<Submission*>& submissions,
-                      std::vector<std::pair<Record*, std::optional<Event>>>& records) {
+                      std::vector<std::pair<Record*, std::optional<Event>>>& records, Sync sync) {
   if (submissions.empty() && records.empty()) return {};
   for (size_t i = 0; i < submissions.size(); ++i) {
     if (submissions[i] == nullptr) {
@@ -426,15 +438,18 @@ Status Store::AddMany(std::vector<Submission*>& submissions,
                           : "put " + std::to_string(records.size()) + " records";
     op = op.empty() ? put : op + " and " + put;
   }
-  auto tx = sqlite::Transaction::Begin(*impl_->conn, op);
-  if (!tx) return std::unexpected(std::move(tx.error()));
-  for (const Submission* s : submissions) {
-    if (auto added = impl_->AddRow(*s, now); !added) return added;
-  }
-  for (auto& [record, event] : records) {
-    if (auto put = impl_->PutRecordRow(*record, event, now); !put) return put;
-  }
-  if (auto done = tx->Commit(op); !done) return done;
+  Status written = impl_->Written(sync, [&]() -> Status {
+    auto tx = sqlite::Transaction::Begin(*impl_->conn, op);
+    if (!tx) return std::unexpected(std::move(tx.error()));
+    for (const Submission* s : submissions) {
+      if (auto added = impl_->AddRow(*s, now); !added) return added;
+    }
+    for (auto& [record, event] : records) {
+      if (auto put = impl_->PutRecordRow(*record, event, now); !put) return put;
+    }
+    return tx->Commit(op);
+  });
+  if (!written) return written;
   for (Submission* s : submissions) {
     s->version = 1;
     s->created_at = now;
@@ -529,20 +544,14 @@ Status Store::UpdateMany(std::vector<std::pair<Submission*, std::optional<Event>
   std::lock_guard guard(impl_->mu);
   const int64_t now = UnixSeconds(impl_->clock);
   const std::string op = "update " + std::to_string(updates.size()) + " submissions";
-  if (sync != Sync::kDisk) {
-    if (auto set = impl_->UseSync(sync); !set) return set;
-  }
-  Status written = [&]() -> Status {
+  Status written = impl_->Written(sync, [&]() -> Status {
     auto tx = sqlite::Transaction::Begin(*impl_->conn, op);
     if (!tx) return std::unexpected(std::move(tx.error()));
     for (const auto& [submission, event] : updates) {
       if (auto done = impl_->UpdateRow(*submission, event, now); !done) return done;
     }
     return tx->Commit(op);
-  }();
-  if (sync != Sync::kDisk) {
-    if (auto set = impl_->UseSync(Sync::kDisk); !set && written) return set;
-  }
+  });
   if (!written) return written;
   for (auto& [submission, event] : updates) {
     ++submission->version;

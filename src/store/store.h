@@ -38,9 +38,9 @@ struct ListFilter {
 // How durable a write is when the call returns.
 enum class Sync {
   kDisk,     // on disk: survives a power loss or an OS crash (fsync per transaction)
-  kProcess,  // survives this process dying (kill -9), not a power loss: for state that is
-             // observed again from Slurm after a restart, so losing the newest of it costs
-             // nothing but a repeated observation. A later kDisk write syncs it too.
+  kProcess,  // survives this process dying (kill -9), not a power loss: for state whose loss
+             // the daemon recovers from after a restart (observed again from Slurm, or cleaned
+             // up as an orphan). A later kDisk write syncs it too.
 };
 
 class Store {
@@ -63,10 +63,11 @@ class Store {
   // naming the key that exists) nothing is written and no submission is changed.
   Status AddMany(std::vector<Submission*>& submissions);
   // AddMany, and `records` written as PutRecords writes them, in the same ONE transaction (one
-  // disk sync): a caller's own state goes to disk together with the intents it made. All or
-  // nothing, for both.
+  // disk sync, unless Sync::kProcess): a caller's own state goes to disk together with the
+  // intents it made. All or nothing, for both.
   Status AddMany(std::vector<Submission*>& submissions,
-                 std::vector<std::pair<Record*, std::optional<Event>>>& records);
+                 std::vector<std::pair<Record*, std::optional<Event>>>& records,
+                 Sync sync = Sync::kDisk);
 
   // kNotFound for an unknown key.
   Result<Submission> Get(const std::string& key) const;

@@ -581,14 +581,22 @@ TEST_F(StoreTest, ConcurrentReadModifyWriteLosesNoUpdate) {
   EXPECT_EQ(store_->Get("counter")->attempts, kThreads * kIncrements);
 }
 
-TEST_F(StoreTest, AnUpdateWithoutDiskSyncIsKeptAcrossReopenAndIsAllOrNothingToo) {
+TEST_F(StoreTest, WritesWithoutDiskSyncAreKeptAcrossReopenAndAreAllOrNothingToo) {
   const std::string path = dir_.File("state.db");
-  Submission a = Intent("a"), b = Intent("b");
+  Submission a = Intent("a"), b = Intent("b"), c = Intent("c");
+  Record r{.kind = "agent", .name = "c", .cloud = "c1", .doc = "{}"};
   {
     auto store = OpenFile(path);
     ASSERT_TRUE(store);
     ASSERT_TRUE(store->Add(a));
     ASSERT_TRUE(store->Add(b));
+    std::vector<Submission*> added = {&c};
+    std::vector<std::pair<Record*, std::optional<Event>>> records = {{&r, Ev("planned", "c")}};
+    ASSERT_TRUE(store->AddMany(added, records, Sync::kProcess));
+    Submission taken = Intent("a");
+    std::vector<Submission*> again = {&taken};
+    std::vector<std::pair<Record*, std::optional<Event>>> none;
+    EXPECT_EQ(store->AddMany(again, none, Sync::kProcess).error().code, Code::kConflict);
     a.phase = Phase::kPending;
     std::vector<std::pair<Submission*, std::optional<Event>>> seen = {{&a, Ev("state", "pending")}};
     ASSERT_TRUE(store->UpdateMany(seen, Sync::kProcess));
@@ -612,6 +620,8 @@ TEST_F(StoreTest, AnUpdateWithoutDiskSyncIsKeptAcrossReopenAndIsAllOrNothingToo)
   ASSERT_TRUE(store);
   EXPECT_EQ(Fields(*store->Get("a")), Fields(a));
   EXPECT_EQ(Fields(*store->Get("b")), Fields(b));
+  EXPECT_EQ(Fields(*store->Get("c")), Fields(c));
+  EXPECT_TRUE(store->GetRecord("agent", "c"));
   EXPECT_EQ(store->Events("a", 0, 0)->back().message, "pending");
 }
 
