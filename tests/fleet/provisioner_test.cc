@@ -98,6 +98,25 @@ class ProvisionerTest : public ::testing::Test {
       e->Tick();
     }
   }
+  // A pass in which our `agent` (connecting first when `connect`) takes its item right after the
+  // pass's first look at the nodes, while two new items arrive: the look at the queue no longer
+  // shows the taken item. Both new items must get an agent in that pass, counted from a second
+  // look at the nodes taken with the queue.
+  void PassInWhichTheAgentTakesItsItemAfterTheFirstLook(const std::string& agent, bool connect) {
+    jenkins_.after_next_computers = [this, agent, connect] {
+      if (connect) jenkins_.Connect(agent);
+      jenkins_.StartBuild(agent, "http://jenkins.test/job/j/1/");
+      jenkins_.Enqueue("linux");
+      jenkins_.Enqueue("linux");
+    };
+    const int computers_before = jenkins_.computers_calls;
+    const int created_before = jenkins_.created;
+    Pass();
+    EXPECT_EQ(jenkins_.computers_calls - computers_before, 2)
+        << "the nodes are asked again with the queue while an agent of ours looked free";
+    EXPECT_EQ(jenkins_.created - created_before, 2)
+        << "both new items get an agent in the same pass";
+  }
 
   void Advance(std::chrono::seconds d) {
     clock_.Advance(d);
@@ -360,18 +379,7 @@ TEST_F(ProvisionerTest, AnIdleAgentThatTookItsItemMeanwhileIsNotCountedForNewIte
   Pass();  // online and idle, its item still queued: nothing new
   ASSERT_EQ(jenkins_.created, 1);
 
-  // Right after the pass's first look at the nodes, the agent takes its item and two new items
-  // arrive: the look at the queue no longer shows the taken item.
-  jenkins_.after_next_computers = [&] {
-    jenkins_.StartBuild(first, "http://jenkins.test/job/j/1/");
-    jenkins_.Enqueue("linux");
-    jenkins_.Enqueue("linux");
-  };
-  const int computers_before = jenkins_.computers_calls;
-  Pass();
-  EXPECT_EQ(jenkins_.computers_calls - computers_before, 2)
-      << "the nodes are asked again with the queue while an agent of ours looked idle";
-  EXPECT_EQ(jenkins_.created, 3) << "both new items get an agent in the same pass";
+  PassInWhichTheAgentTakesItsItemAfterTheFirstLook(first, /*connect=*/false);
 
   // the two new agents connect and take the two items
   int build = 2;
@@ -395,20 +403,7 @@ TEST_F(ProvisionerTest, AStartingAgentThatConnectedAndTookItsItemMeanwhileIsNotC
   ASSERT_EQ(jenkins_.created, 1);
   const std::string first = jenkins_.nodes.begin()->first;
   slurm1_.SetState(slurm1_.jobs().begin()->first, {"RUNNING"});
-
-  // Right after the pass's first look at the nodes, the starting agent connects and takes its
-  // item, and two new items arrive: the look at the queue no longer shows the taken item.
-  jenkins_.after_next_computers = [&] {
-    jenkins_.Connect(first);
-    jenkins_.StartBuild(first, "http://jenkins.test/job/j/1/");
-    jenkins_.Enqueue("linux");
-    jenkins_.Enqueue("linux");
-  };
-  const int computers_before = jenkins_.computers_calls;
-  Pass();
-  EXPECT_EQ(jenkins_.computers_calls - computers_before, 2)
-      << "the nodes are asked again with the queue while an agent of ours was starting";
-  EXPECT_EQ(jenkins_.created, 3) << "both new items get an agent in the same pass";
+  PassInWhichTheAgentTakesItsItemAfterTheFirstLook(first, /*connect=*/true);
 }
 
 TEST_F(ProvisionerTest, FolderRestrictedCloudSkipsOtherFoldersWithAnEvent) {
