@@ -712,6 +712,7 @@ class JenkinsStandin::Impl {
       stopping_ = true;
     }
     cv_.notify_all();
+    connections_cv_.notify_all();
     http_.stop();
     if (listener_.joinable()) listener_.join();
     if (scheduler_.joinable()) scheduler_.join();
@@ -787,6 +788,7 @@ class JenkinsStandin::Impl {
     }
     left_.clear();  // the leftItems cache lives in memory only
     cv_.notify_all();
+    connections_cv_.notify_all();
   }
 
   void SetQuietingDown(bool value) {
@@ -943,6 +945,7 @@ class JenkinsStandin::Impl {
     node.connection = 0;
     node.cookie.clear();
     node.channel_lost = true;
+    connections_cv_.notify_all();
     node.lost_at = SysClock::now();
     for (auto& slot : node.executors) {
       if (!slot) continue;
@@ -1840,6 +1843,7 @@ class JenkinsStandin::Impl {
       // Nodes.removeNode: disconnect first (the channel closes at once), then forget the node.
       if (node.connected()) DropConnection(node);
       nodes_.erase(it);
+      connections_cv_.notify_all();
       ++nodes_deleted_;
       cv_.notify_all();
       return Redirect(base_ + "computer/");
@@ -2079,7 +2083,8 @@ class JenkinsStandin::Impl {
             bool written = sink.write(kPing, sizeof kPing);
             lock.lock();
             if (!written) break;
-            cv_.wait_for(lock, kAgentPing);
+            connections_cv_.wait_for(lock, kAgentPing,
+                                     [&] { return !StillConnected(name, connection); });
           }
           return false;
         },
@@ -2199,6 +2204,10 @@ class JenkinsStandin::Impl {
 
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;  // any state change; stop
+  // A connection ended, or may have: wakes only the threads that hold agent connections. They
+  // ping once per kAgentPing; on cv_ every one of them would take the lock and ping on each of
+  // the scheduler's 50 ms ticks and every other change.
+  std::condition_variable connections_cv_;
   bool stopping_ = false;
   std::string session_;
   bool quieting_down_ = false;
