@@ -25,6 +25,14 @@ constexpr std::string_view kMemory = ":memory:";
 // so only a foreign writer (an operator's sqlite3 shell) or a checkpoint can make us wait.
 constexpr int kBusyTimeoutMs = 1000;
 
+// A checkpoint copies the WAL into the database file and syncs both, whatever the committing
+// transaction's own setting: SQLite's automatic one (after the commit that takes the WAL past 1000
+// frames) would make a write that asked for no disk sync wait for two. So checkpoints follow only
+// synced writes, as often as SQLite's would; after writes without a sync only once the WAL is
+// this much larger (64 MiB with 4 KiB pages), so it stays bounded where nothing is synced.
+constexpr int kCheckpointFrames = 1000;
+constexpr int kUnsyncedCheckpointFrames = 16 * kCheckpointFrames;
+
 std::string ErrnoText(int error) {
   return std::error_code(error, std::generic_category()).message();
 }
@@ -268,12 +276,16 @@ struct Store::Impl {
     if (sync != Sync::kDisk) {
       if (auto set = UseSync(sync); !set) return set;
     }
+    unsynced = sync != Sync::kDisk;
     Status written = transaction();
+    unsynced = false;
     if (sync != Sync::kDisk) {
       if (auto set = UseSync(Sync::kDisk); !set && written) return set;
     }
     return written;
   }
+  // SQLite's WAL hook, called after every commit with the frames now in the WAL.
+  static int Committed(void* impl, sqlite3* db, const char* schema, int frames);
   Status AddRow(const Submission& s, int64_t now);
   Status PutRecordRow(Record& record, const std::optional<Event>& event, int64_t now);
 
@@ -281,6 +293,7 @@ struct Store::Impl {
   const Clock& clock;
   LockFile lock;  // declared before conn: destroyed after it
   mutable std::mutex mu;
+  bool unsynced = false;  // guarded by mu: a Written() with Sync::kProcess is committing
   std::unique_ptr<sqlite::Connection> conn;  // guarded by mu
 };
 
@@ -292,6 +305,15 @@ Result<int64_t> Store::Impl::InsertEvent(const std::string& key, int64_t at, std
   insert->Bind(1, key).Bind(2, at).Bind(3, type).Bind(4, message);
   if (auto done = insert->Run(); !done) return std::unexpected(std::move(done.error()));
   return conn->LastInsertRowid();
+}
+
+int Store::Impl::Committed(void* impl, sqlite3* db, const char* schema, int frames) {
+  const bool unsynced = static_cast<const Impl*>(impl)->unsynced;
+  if (frames >= (unsynced ? kUnsyncedCheckpointFrames : kCheckpointFrames)) {
+    // PASSIVE, as SQLite's own: what readers still use is copied by a later one
+    sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+  }
+  return SQLITE_OK;
 }
 
 Status Store::Impl::UseSync(Sync sync) {
@@ -379,6 +401,8 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, const Clock&
   if (auto migrated = Migrate(db); !migrated) return std::unexpected(std::move(migrated.error()));
 
   auto impl = std::make_unique<Impl>(path, clock, std::move(lock), std::move(*conn));
+  // replaces SQLite's automatic checkpoints
+  sqlite3_wal_hook(impl->conn->handle(), &Impl::Committed, impl.get());
   return std::unique_ptr<Store>(new Store(std::move(impl)));
 }
 

@@ -135,13 +135,13 @@ class RawDb {
         << (error ? error : "") << " in " << sql;
     sqlite3_free(error);
   }
-  // The first column of the first row, as text ("" when there is none).
-  std::string Scalar(const std::string& sql) {
+  // A column of the first row, as text ("" when there is none).
+  std::string Scalar(const std::string& sql, int column = 0) {
     sqlite3_stmt* stmt = nullptr;
     EXPECT_EQ(sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sql;
     std::string out;
-    if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0) != nullptr) {
-      out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+    if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, column) != nullptr) {
+      out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, column));
     }
     sqlite3_finalize(stmt);
     return out;
@@ -579,6 +579,43 @@ TEST_F(StoreTest, ConcurrentReadModifyWriteLosesNoUpdate) {
   }
   for (auto& thread : threads) thread.join();
   EXPECT_EQ(store_->Get("counter")->attempts, kThreads * kIncrements);
+}
+
+TEST_F(StoreTest, CheckpointsFollowSyncedWritesNotWritesWithoutDiskSync) {
+  // A checkpoint syncs the disk: a write that asked for no sync must not be the one that runs it.
+  const std::string path = dir_.File("state.db");
+  auto store = OpenFile(path);
+  ASSERT_TRUE(store);
+  std::vector<Submission> subs;
+  for (int i = 0; i < 200; ++i) subs.push_back(Intent("s" + std::to_string(i)));
+  std::vector<Submission*> added;
+  for (Submission& s : subs) added.push_back(&s);
+  ASSERT_TRUE(store->AddMany(added));
+  const auto wal_frames = [&] {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path + "-wal", ec);
+    return ec ? 0 : static_cast<int64_t>((size - 32) / (4096 + 24));  // header; frame = page + 24
+  };
+  // SQLite's own checkpoint would run at 1000 frames, and the WAL would restart from its start.
+  for (int round = 0; round < 400 && wal_frames() < 2500; ++round) {
+    std::vector<std::pair<Submission*, std::optional<Event>>> seen;
+    for (Submission& s : subs) {
+      s.state_reason = "Priority" + std::to_string(round);
+      seen.emplace_back(&s, Ev("state", s.state_reason));
+    }
+    ASSERT_TRUE(store->UpdateMany(seen, Sync::kProcess));
+  }
+  EXPECT_GE(wal_frames(), 2500) << "a write without disk sync checkpointed";
+
+  // The next synced write checkpoints; the WAL then starts over from its first frame.
+  subs[0].attempts = 1;
+  ASSERT_TRUE(store->Update(subs[0]));
+  subs[0].attempts = 2;
+  ASSERT_TRUE(store->Update(subs[0]));
+  RawDb raw(path);
+  EXPECT_LT(std::stoi(raw.Scalar("PRAGMA wal_checkpoint(PASSIVE)", 1)), 100)
+      << "frames in the WAL after a synced write";
+  EXPECT_EQ(store->Get("s0")->attempts, 2);
 }
 
 TEST_F(StoreTest, WritesWithoutDiskSyncAreKeptAcrossReopenAndAreAllOrNothingToo) {
