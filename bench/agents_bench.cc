@@ -44,6 +44,7 @@
 #include <type_traits>
 
 #include "auth/minting_token_source.h"
+#include "base/allocator_tuning.h"
 #include "config/config.h"
 #include "config/diagnostic.h"
 #include "fleet/agent.h"
@@ -802,6 +803,7 @@ int main(int argc, char** argv) {
         "\"$(testbed/testbed.sh env)\")");
   }
   InstallStandinAgent(tb.root);
+  TuneAllocatorForDaemon();  // as `slurmfleet serve` does
 
   std::mt19937_64 rng{std::random_device{}()};
   const std::string run = fmt::format("ab{}", rng() % 1000000);
