@@ -134,7 +134,7 @@ Result<store::Submission> Engine::AddIntent(std::string key, const std::string& 
   }
   {
     std::lock_guard lock(inbox_mu_);
-    inbox_.insert(key);
+    arrived_.insert_or_assign(key, Arrival{s, request});
   }
   Wake();
   return s;
@@ -169,8 +169,9 @@ Status Engine::SubmitNow(
   {
     std::lock_guard lock(inbox_mu_);
     for (size_t i = 0; i < subs.size(); ++i) {
-      inbox_.insert(subs[i].key);
-      sent_now_.insert_or_assign(subs[i].key, Sent{std::move(results[i]), at});
+      std::string key = subs[i].key;
+      sent_now_.insert_or_assign(key, Sent{std::move(results[i]), at});
+      arrived_.insert_or_assign(std::move(key), Arrival{std::move(subs[i]), std::nullopt});
     }
   }
   Wake();
@@ -190,7 +191,9 @@ std::vector<Result<store::Submission>> Engine::AddIntents(const std::vector<Inte
     if (store_.AddMany(batch)) {
       {
         std::lock_guard lock(inbox_mu_);
-        for (const store::Submission& s : subs) inbox_.insert(s.key);
+        for (size_t i = 0; i < subs.size(); ++i) {
+          arrived_.insert_or_assign(subs[i].key, Arrival{subs[i], intents[i].request});
+        }
       }
       Wake();
       for (store::Submission& s : subs) out.emplace_back(std::move(s));
@@ -224,24 +227,52 @@ Status Engine::RequestCancel(const std::string& key) {
 
 void Engine::TakeInbox() {
   std::set<std::string> keys;
+  std::map<std::string, Arrival> arrived;
   std::map<std::string, Sent> sent_now;
   {
     std::lock_guard lock(inbox_mu_);
     keys.swap(inbox_);
+    arrived.swap(arrived_);
     sent_now.swap(sent_now_);
+  }
+  for (auto& [key, a] : arrived) {
+    if (keys.contains(key)) continue;  // changed since it was handed over
+    if (a.request) requests_.insert_or_assign(key, std::move(*a.request));
+    Take(std::move(a.submission), sent_now);
   }
   for (const std::string& key : keys) {
     Result<store::Submission> s = store_.Get(key);
     if (!s || s->cloud != options_.cloud) continue;
-    if (auto sent = sent_now.find(key); sent != sent_now.end() && s->phase == Phase::kSubmitting) {
-      sent_.insert_or_assign(key, std::move(sent->second));
-    }
-    if (store::IsTerminal(s->phase)) {
-      active_.erase(key);
-    } else {
-      active_[key] = std::move(*s);
-    }
+    Take(std::move(*s), sent_now);
   }
+}
+
+void Engine::Take(store::Submission s, std::map<std::string, Sent>& sent_now) {
+  if (auto sent = sent_now.find(s.key); sent != sent_now.end() && s.phase == Phase::kSubmitting) {
+    sent_.insert_or_assign(s.key, std::move(sent->second));
+  }
+  auto known = active_.find(s.key);
+  // a handover can come after a newer copy was read back (a cancel request raced it)
+  if (known != active_.end() && known->second.version > s.version) return;
+  if (store::IsTerminal(s.phase)) {
+    requests_.erase(s.key);
+    if (known != active_.end()) active_.erase(known);
+  } else if (known != active_.end()) {
+    known->second = std::move(s);
+  } else {
+    std::string key = s.key;
+    active_.emplace(std::move(key), std::move(s));
+  }
+}
+
+bool Engine::HasNewWork() const { return !inbox_.empty() || !arrived_.empty(); }
+
+Result<slurm::JobRequest> Engine::RequestOf(const store::Submission& s) {
+  auto handed = requests_.find(s.key);
+  if (handed == requests_.end()) return slurm::DecodeRequest(s.request_json);
+  slurm::JobRequest request = std::move(handed->second);
+  requests_.erase(handed);
+  return request;
 }
 
 void Engine::Save(store::Submission& s, const std::string& type, const std::string& message) {
@@ -326,7 +357,7 @@ std::invoke_result_t<Request&> Engine::WhileServing(PassStats& stats, Serve serv
   });
   std::unique_lock lock(inbox_mu_);
   while (true) {
-    wake_.wait(lock, [&] { return answer.has_value() || !inbox_.empty(); });
+    wake_.wait(lock, [&] { return answer.has_value() || HasNewWork(); });
     if (answer) break;
     lock.unlock();
     TakeInbox();
@@ -666,7 +697,7 @@ void Engine::SubmitIntents(PassStats& stats) {
   for (auto& [key, s] : active_) {
     if (batch.size() >= options_.max_submits_per_pass) break;
     if (s.phase != Phase::kIntent || s.cancel_requested) continue;
-    Result<slurm::JobRequest> request = slurm::DecodeRequest(s.request_json);
+    Result<slurm::JobRequest> request = RequestOf(s);
     if (!request) {
       s.phase = Phase::kFailed;
       s.failure = "stored request is unreadable: " + request.error().ToString();
@@ -685,13 +716,17 @@ void Engine::SubmitIntents(PassStats& stats) {
   // answer we know to look before sending again. Marks are written a chunk per transaction; the
   // senders start on a chunk as soon as it is on disk, and outcomes are recorded while later
   // POSTs are in flight, so the disk work overlaps the round trips instead of adding to them.
+  // The first chunk is one POST per sender: the first POSTs wait only for a small transaction.
+  const size_t first_chunk = std::max<size_t>(1, options_.submit_concurrency);
   const size_t chunk = std::max<size_t>(64, options_.submit_concurrency * 4);
   std::mutex mu;
   std::condition_variable progress;
   size_t marked = 0;                            // guarded by mu: batch[0, marked) may be sent
   bool marking_failed = false;                  // guarded by mu
   std::vector<char> sent(batch.size(), 0);      // guarded by mu: result is final
+  size_t sent_count = 0;                        // guarded by mu
   std::vector<char> recorded(batch.size(), 0);  // this thread's: outcome written
+  size_t recorded_count = 0;                    // this thread's
   std::atomic<size_t> next{0};
   auto send = [&] {
     for (size_t i = next++; i < batch.size(); i = next++) {
@@ -705,6 +740,7 @@ void Engine::SubmitIntents(PassStats& stats) {
       {
         std::lock_guard lock(mu);
         sent[i] = 1;
+        ++sent_count;
       }
       progress.notify_all();
     }
@@ -725,6 +761,7 @@ void Engine::SubmitIntents(PassStats& stats) {
     std::vector<std::pair<store::Submission*, std::optional<store::Event>>> outcomes;
     for (size_t i : ready) {
       recorded[i] = 1;
+      ++recorded_count;
       // the POST's own time, not the mark's: an absence is proven relative to it
       batch[i].s->submit_sent_at = batch[i].sent_at;
       outcomes.emplace_back(batch[i].s, Outcome(*batch[i].s, batch[i].result, stats));
@@ -732,8 +769,8 @@ void Engine::SubmitIntents(PassStats& stats) {
     SaveOutcomes(outcomes);
   };
 
-  for (size_t begin = 0; begin < batch.size(); begin += chunk) {
-    const size_t end = std::min(batch.size(), begin + chunk);
+  for (size_t begin = 0, end = 0; begin < batch.size(); begin = end) {
+    end = std::min(batch.size(), begin + (begin == 0 ? first_chunk : chunk));
     std::vector<std::pair<store::Submission*, std::optional<store::Event>>> marks;
     for (size_t i = begin; i < end; ++i) {
       store::Submission& sub = *batch[i].s;
@@ -762,8 +799,18 @@ void Engine::SubmitIntents(PassStats& stats) {
     progress.notify_all();
     record_sent();
   }
+  // The rest of the outcomes, a sender's worth at a time while POSTs are in flight, so that the
+  // pass goes on right after the last answer instead of writing them all then.
+  while (true) {
+    {
+      std::unique_lock lock(mu);
+      progress.wait(
+          lock, [&] { return sent_count == marked || sent_count >= recorded_count + first_chunk; });
+      if (recorded_count == marked && sent_count == marked) break;
+    }
+    record_sent();
+  }
   for (std::thread& t : senders) t.join();
-  record_sent();
 }
 
 store::Event Engine::Outcome(store::Submission& sub, const Result<slurm::SubmitReceipt>& result,
@@ -847,6 +894,7 @@ void Engine::Retire() {
   for (auto it = active_.begin(); it != active_.end();) {
     if (store::IsTerminal(it->second.phase)) {
       cancel_sent_at_.erase(it->first);
+      requests_.erase(it->first);
       if (it->second.job_id) details_due_.erase(*it->second.job_id);
       it = active_.erase(it);
     } else {
@@ -859,7 +907,7 @@ void Engine::Retire() {
 std::chrono::milliseconds Engine::NextInterval() const {
   {
     std::lock_guard lock(inbox_mu_);
-    if (!inbox_.empty()) return options_.fast_interval;
+    if (HasNewWork()) return options_.fast_interval;
   }
   for (const auto& [key, s] : active_) {
     if (NeedsAttention(s)) return options_.fast_interval;

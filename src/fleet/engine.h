@@ -139,9 +139,23 @@ class Engine {
  private:
   Engine(store::Store& store, slurm::Client& slurm, const Clock& clock, EngineOptions options);
 
+  // The POSTs SubmitNow sent, by key: its answer, and when it was sent (unix s).
+  struct Sent {
+    Result<slurm::SubmitReceipt> result;
+    int64_t at = 0;
+  };
+  struct Arrival {
+    store::Submission submission;
+    std::optional<slurm::JobRequest> request;  // of an intent
+  };
+
   int64_t Now() const;
   void LoadActive();
   void TakeInbox();
+  void Take(store::Submission s, std::map<std::string, Sent>& sent_now);
+  bool HasNewWork() const;  // inbox_mu_ held: something to take
+  // An intent's request: as handed over, else decoded from the store's copy.
+  Result<slurm::JobRequest> RequestOf(const store::Submission& s);
   bool NeedFullList(int64_t now) const;
   void Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_t poll_started);
   void FullTrack(PassStats& stats, int64_t poll_started);  // the whole job list
@@ -216,14 +230,14 @@ class Engine {
 
   // Keys added or changed by other threads, picked up at the start of a pass.
   mutable std::mutex inbox_mu_;
-  std::set<std::string> inbox_;  // guarded by inbox_mu_
-  // The POSTs SubmitNow sent, by key: its answer, and when it was sent (unix s).
-  struct Sent {
-    Result<slurm::SubmitReceipt> result;
-    int64_t at = 0;
-  };
-  std::map<std::string, Sent> sent_now_;  // guarded by inbox_mu_: not yet taken
-  std::map<std::string, Sent> sent_;      // engine thread: taken, not yet recorded
+  std::set<std::string> inbox_;  // guarded by inbox_mu_: read back from the store
+  // Submissions this engine just recorded, handed over as written (the store holds the same), so
+  // a pass need not read them back and decode their requests. A key also in inbox_ changed
+  // since, and is read back instead.
+  std::map<std::string, Arrival> arrived_;             // guarded by inbox_mu_
+  std::map<std::string, slurm::JobRequest> requests_;  // engine thread: of arrived intents
+  std::map<std::string, Sent> sent_now_;               // guarded by inbox_mu_: not yet taken
+  std::map<std::string, Sent> sent_;                   // engine thread: taken, not yet recorded
   std::condition_variable wake_;
   bool woken_ = false;  // guarded by inbox_mu_
   std::atomic<bool> stop_{false};

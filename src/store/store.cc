@@ -267,21 +267,25 @@ struct Store::Impl {
   Result<int64_t> InsertEvent(const std::string& key, int64_t at, std::string_view type,
                               std::string_view message);
   Status UpdateRow(const Submission& s, const std::optional<Event>& event, int64_t now);
-  // Sets how transactions sync from now on: outside a transaction only (SQLite ignores it inside
-  // one). kDisk but for the span of a Written() with Sync::kProcess.
-  Status UseSync(Sync sync);
   // Runs `transaction` (which begins and commits, or rolls back, its own) synced as `sync` asks.
+  // Every write goes through here. The connection's setting is switched only when the next write
+  // wants the other one, so a write that asks for a disk sync never runs without it, even after a
+  // failed switch, and a run of writes without one switches once.
   template <typename Transaction>
   Status Written(Sync sync, Transaction transaction) {
-    if (sync != Sync::kDisk) {
-      if (auto set = UseSync(sync); !set) return set;
+    if (sync != connection_sync) {
+      // outside a transaction only: SQLite ignores the setting inside one
+      if (auto set = conn->Exec(
+              sync == Sync::kDisk ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
+              "set how writes sync");
+          !set) {
+        return set;
+      }
+      connection_sync = sync;
     }
     unsynced = sync != Sync::kDisk;
     Status written = transaction();
     unsynced = false;
-    if (sync != Sync::kDisk) {
-      if (auto set = UseSync(Sync::kDisk); !set && written) return set;
-    }
     return written;
   }
   // SQLite's WAL hook, called after every commit with the frames now in the WAL.
@@ -294,6 +298,7 @@ struct Store::Impl {
   LockFile lock;  // declared before conn: destroyed after it
   mutable std::mutex mu;
   bool unsynced = false;  // guarded by mu: a Written() with Sync::kProcess is committing
+  Sync connection_sync = Sync::kDisk;        // guarded by mu: Open sets synchronous = FULL
   std::unique_ptr<sqlite::Connection> conn;  // guarded by mu
 };
 
@@ -314,12 +319,6 @@ int Store::Impl::Committed(void* impl, sqlite3* db, const char* schema, int fram
     sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
   }
   return SQLITE_OK;
-}
-
-Status Store::Impl::UseSync(Sync sync) {
-  return conn->Exec(
-      sync == Sync::kDisk ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
-      "set how writes sync");
 }
 
 Status Store::Impl::UpdateRow(const Submission& s, const std::optional<Event>& event, int64_t now) {
@@ -547,10 +546,13 @@ Status Store::Update(Submission& submission, const std::optional<Event>& event) 
   std::lock_guard guard(impl_->mu);
   const int64_t now = UnixSeconds(impl_->clock);
   const std::string op = "update submission " + Quoted(submission.key);
-  auto tx = sqlite::Transaction::Begin(*impl_->conn, op);
-  if (!tx) return std::unexpected(std::move(tx.error()));
-  if (auto done = impl_->UpdateRow(submission, event, now); !done) return done;
-  if (auto done = tx->Commit(op); !done) return done;
+  Status written = impl_->Written(Sync::kDisk, [&]() -> Status {
+    auto tx = sqlite::Transaction::Begin(*impl_->conn, op);
+    if (!tx) return std::unexpected(std::move(tx.error()));
+    if (auto done = impl_->UpdateRow(submission, event, now); !done) return done;
+    return tx->Commit(op);
+  });
+  if (!written) return written;
   ++submission.version;
   submission.updated_at = now;
   return {};
@@ -587,8 +589,14 @@ Status Store::UpdateMany(std::vector<std::pair<Submission*, std::optional<Event>
 Result<int64_t> Store::AppendEvent(const std::string& key, const std::string& type,
                                    const std::string& message) {
   std::lock_guard guard(impl_->mu);
+  Result<int64_t> id;
   // One INSERT in autocommit mode is its own transaction.
-  return impl_->InsertEvent(key, UnixSeconds(impl_->clock), type, message);
+  Status written = impl_->Written(Sync::kDisk, [&]() -> Status {
+    id = impl_->InsertEvent(key, UnixSeconds(impl_->clock), type, message);
+    return id ? Status{} : std::unexpected(id.error());
+  });
+  if (!written) return std::unexpected(written.error());
+  return id;
 }
 
 Result<std::vector<Event>> Store::Events(const std::string& key, int64_t after_id,
@@ -627,7 +635,7 @@ Status Store::SetMeta(const std::string& name, const std::string& value) {
       "set meta " + Quoted(name));
   if (!upsert) return std::unexpected(std::move(upsert.error()));
   upsert->Bind(1, name).Bind(2, value);
-  return upsert->Run();
+  return impl_->Written(Sync::kDisk, [&] { return upsert->Run(); });
 }
 
 Result<std::optional<std::string>> Store::GetMeta(const std::string& name) const {

@@ -456,6 +456,17 @@ TEST_F(EngineTest, CancelBeforeSubmissionNeverSubmits) {
   EXPECT_TRUE(slurm_.jobs().empty());
 }
 
+TEST_F(EngineTest, ACancelRequestedBeforeTheFirstPassWinsOverTheIntentHandedToTheLoop) {
+  // AddIntent hands the new submission to the loop as written; the cancel request changed the
+  // store's copy since, and the loop must act on that one
+  std::string key = Add("run-16b");
+  ASSERT_TRUE(engine_->RequestCancel(key));
+  engine_->Tick();
+  EXPECT_EQ(Get(key).phase, Phase::kCancelled);
+  EXPECT_EQ(slurm_.submit_calls, 0);
+  EXPECT_TRUE(slurm_.jobs().empty());
+}
+
 TEST_F(EngineTest, RejectedSubmitFailsWithSlurmsWords) {
   slurm_.reject_submits = 1;
   std::string key = Add("run-17");
