@@ -237,6 +237,26 @@ class TimedTransport final : public slurm::Transport {
     return rs;
   }
 
+  void SendReleased(size_t count, size_t at_once,
+                    const std::function<Release(size_t, slurm::HttpRequest&)>& next,
+                    const std::function<void(size_t, Result<slurm::HttpResponse>)>& done) override {
+    std::vector<slurm::HttpRequest> sent(count);
+    std::vector<Steady::time_point> called(count);
+    auto noted_next = [&](size_t i, slurm::HttpRequest& request) {
+      const Release release = next(i, request);
+      if (release == Release::kNow) {
+        sent[i] = request;
+        called[i] = Steady::now();
+      }
+      return release;
+    };
+    auto noted_done = [&](size_t i, Result<slurm::HttpResponse> r) {
+      Note(sent[i], r, called[i], Steady::now(), false);
+      done(i, std::move(r));
+    };
+    inner_.SendReleased(count, at_once, noted_next, noted_done);
+  }
+
   std::optional<Steady::time_point> PostSent(const std::string& name) const {
     std::lock_guard lock(mu_);
     auto it = posts_.find(name);

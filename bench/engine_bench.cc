@@ -86,6 +86,11 @@ class MarkingTransport final : public slurm::Transport {
                                                    size_t at_once) override {
     return inner_.SendAll(requests, at_once);  // the engine sends only POSTs this way
   }
+  void SendReleased(size_t count, size_t at_once,
+                    const std::function<Release(size_t, slurm::HttpRequest&)>& next,
+                    const std::function<void(size_t, Result<slurm::HttpResponse>)>& done) override {
+    inner_.SendReleased(count, at_once, next, done);  // likewise
+  }
   void Arm() {
     std::lock_guard lock(mu_);
     armed_ = true;

@@ -689,7 +689,7 @@ void Engine::SaveOutcomes(
 void Engine::SubmitIntents(PassStats& stats) {
   struct Outgoing {
     store::Submission* s;
-    slurm::JobRequest request;
+    slurm::JobRequest request;  // moved out when sending starts
     Result<slurm::SubmitReceipt> result = Fail(Code::kInternal, "not sent");
     int64_t sent_at = 0;
   };
@@ -714,9 +714,9 @@ void Engine::SubmitIntents(PassStats& stats) {
 
   // Each intent is marked kSubmitting, and persisted, before its POST: after a crash or a lost
   // answer we know to look before sending again. Marks are written a chunk per transaction; the
-  // senders start on a chunk as soon as it is on disk, and outcomes are recorded while later
+  // sender starts on a chunk as soon as it is on disk, and outcomes are recorded while later
   // POSTs are in flight, so the disk work overlaps the round trips instead of adding to them.
-  // The first chunk is one POST per sender: the first POSTs wait only for a small transaction.
+  // The first chunk is one per POST in flight: the first POSTs wait only for a small transaction.
   const size_t first_chunk = std::max<size_t>(1, options_.submit_concurrency);
   const size_t chunk = std::max<size_t>(64, options_.submit_concurrency * 4);
   std::mutex mu;
@@ -727,27 +727,35 @@ void Engine::SubmitIntents(PassStats& stats) {
   size_t sent_count = 0;                        // guarded by mu
   std::vector<char> recorded(batch.size(), 0);  // this thread's: outcome written
   size_t recorded_count = 0;                    // this thread's
-  std::atomic<size_t> next{0};
-  auto send = [&] {
-    for (size_t i = next++; i < batch.size(); i = next++) {
-      {
-        std::unique_lock lock(mu);
-        progress.wait(lock, [&] { return i < marked || marking_failed; });
-        if (i >= marked) return;
-      }
-      batch[i].sent_at = Now();
-      batch[i].result = slurm_.Submit(batch[i].request);
-      {
-        std::lock_guard lock(mu);
-        sent[i] = 1;
-        ++sent_count;
-      }
-      progress.notify_all();
+  bool sender_done = false;                     // guarded by mu
+  std::vector<slurm::JobRequest> requests;
+  for (Outgoing& o : batch) requests.push_back(std::move(o.request));
+  // One thread sends them all (libcurl's multi interface in RestClient): a thread per POST in
+  // flight cost more CPU, which slurmctld and slurmrestd then lacked on a small machine.
+  std::thread sender([&] {
+    slurm_.SubmitReleased(
+        requests, options_.submit_concurrency,
+        [&](size_t i) {
+          std::lock_guard lock(mu);
+          if (i >= marked) return marking_failed ? Release::kNever : Release::kLater;
+          batch[i].sent_at = Now();
+          return Release::kNow;
+        },
+        [&](size_t i, Result<slurm::SubmitReceipt> result) {
+          {
+            std::lock_guard lock(mu);
+            batch[i].result = std::move(result);
+            sent[i] = 1;
+            ++sent_count;
+          }
+          progress.notify_all();
+        });
+    {
+      std::lock_guard lock(mu);
+      sender_done = true;
     }
-  };
-  std::vector<std::thread> senders;
-  const size_t helpers = std::min<size_t>(options_.submit_concurrency, batch.size());
-  for (size_t k = 0; k < helpers; ++k) senders.emplace_back(send);
+    progress.notify_all();
+  });
 
   auto record_sent = [&] {
     std::vector<size_t> ready;
@@ -804,13 +812,13 @@ void Engine::SubmitIntents(PassStats& stats) {
   while (true) {
     {
       std::unique_lock lock(mu);
-      progress.wait(
-          lock, [&] { return sent_count == marked || sent_count >= recorded_count + first_chunk; });
-      if (recorded_count == marked && sent_count == marked) break;
+      progress.wait(lock,
+                    [&] { return sender_done || sent_count >= recorded_count + first_chunk; });
+      if (sender_done && recorded_count == sent_count) break;
     }
     record_sent();
   }
-  for (std::thread& t : senders) t.join();
+  sender.join();
 }
 
 store::Event Engine::Outcome(store::Submission& sub, const Result<slurm::SubmitReceipt>& result,

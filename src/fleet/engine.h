@@ -12,8 +12,8 @@
 // It works from the store and Slurm, never from memory alone, so it survives restarts.
 //
 // Thread safety: Tick() runs on one thread (the engine's), which lends a pass's tracking request
-// to a helper thread and its POSTs and cancels to a few more; AddIntent(), AddIntents(),
-// SubmitNow(), RequestCancel() and Wake() may be called from any thread.
+// to a helper thread, its POSTs to one more and its cancels to a few more; AddIntent(),
+// AddIntents(), SubmitNow(), RequestCancel() and Wake() may be called from any thread.
 #pragma once
 
 #include <atomic>

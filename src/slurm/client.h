@@ -3,11 +3,14 @@
 // request ("POST /slurm/v0.0.45/job/submit") and whose message carries Slurm's errors[]/warnings[].
 #pragma once
 
+#include <functional>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/error.h"
+#include "base/run_concurrently.h"
 #include "slurm/job.h"
 
 namespace slurmfleet::slurm {
@@ -39,6 +42,21 @@ class Client {
   // (kUnavailable) is not retried here: it is the caller's to send again.
   virtual std::vector<Result<SubmitReceipt>> SubmitAll(const std::vector<JobRequest>& requests,
                                                        size_t at_once) = 0;
+  // SubmitAll for a caller that releases requests while they are being sent and wants each
+  // answer as soon as it comes: the i-th is sent once release(i) says kNow (asked in order;
+  // kLater: asked again a millisecond later; kNever: neither it nor any after it is sent), up to
+  // `at_once` in flight, and done(i, result) is called, one call at a time, as each ends.
+  // Returns when every POST that left has ended. This default sends from `at_once` threads.
+  virtual void SubmitReleased(const std::vector<JobRequest>& requests, size_t at_once,
+                              const std::function<Release(size_t)>& release,
+                              const std::function<void(size_t, Result<SubmitReceipt>)>& done) {
+    std::mutex mu;
+    RunReleased(requests.size(), at_once, release, [&](size_t i) {
+      Result<SubmitReceipt> receipt = Submit(requests[i]);
+      std::lock_guard lock(mu);
+      done(i, std::move(receipt));
+    });
+  }
   // A heterogeneous job: one component per request, script taken from the first; returns the
   // leader's id.
   virtual Result<SubmitReceipt> SubmitHet(const std::vector<JobRequest>& components) = 0;

@@ -90,6 +90,7 @@ struct CurlTransport::Transfer {
   HttpResponse response;
   BodySink sink;
   Steady::time_point started;
+  HttpRequest request;    // SendReleased: what libcurl sends from
   bool in_multi = false;  // SendAll: added to its multi handle and not finished yet
 };
 
@@ -183,24 +184,51 @@ std::vector<Result<HttpResponse>> CurlTransport::SendAll(const std::vector<HttpR
     for (const HttpRequest& r : requests) results.push_back(Send(r));
     return results;
   }
-  results.assign(requests.size(), Fail(Code::kInternal, "not sent"));
+  // what stays so was never started: libcurl failed before it
+  results.assign(requests.size(), Fail(Code::kUnavailable, "not sent: libcurl failed"));
+  SendReleased(
+      requests.size(), at_once,
+      [&](size_t i, HttpRequest& request) {
+        request = requests[i];
+        return Release::kNow;
+      },
+      [&](size_t i, Result<HttpResponse> answer) { results[i] = std::move(answer); });
+  return results;
+}
+
+void CurlTransport::SendReleased(size_t count, size_t at_once,
+                                 const std::function<Release(size_t, HttpRequest&)>& next_request,
+                                 const std::function<void(size_t, Result<HttpResponse>)>& done) {
+  if (count == 0) return;
   CURLM* multi = curl_multi_init();
-  if (!multi) {
-    for (size_t i = 0; i < requests.size(); ++i) {
-      results[i] = Fail(Code::kInternal, "libcurl could not create a multi handle",
-                        requests[i].method + " " + requests[i].path);
-    }
-    return results;
+  if (!multi) {  // one at a time, then
+    HttpRequest request;
+    RunReleased(
+        count, 1, [&](size_t i) { return next_request(i, request); },
+        [&](size_t i) { done(i, Send(request)); });
+    return;
   }
-  std::vector<Transfer> transfers(requests.size());  // never resized: libcurl points into them
-  size_t next = 0, in_flight = 0, done = 0;
+  at_once = std::max<size_t>(1, at_once);
+  std::vector<Transfer> transfers(count);  // never resized: libcurl points into them
+  size_t next = 0, in_flight = 0;
+  bool held = false;   // the next request is not released yet
+  bool ended = false;  // no more will be released
   auto start_more = [&] {
-    for (; next < requests.size() && in_flight < at_once; ++next) {
+    held = false;
+    for (; !ended && next < count && in_flight < at_once; ++next) {
       Transfer& t = transfers[next];
-      if (!Prepare(requests[next], t)) {
-        results[next] = Fail(Code::kInternal, "libcurl could not create a handle",
-                             requests[next].method + " " + requests[next].path);
-        ++done;
+      const Release release = next_request(next, t.request);
+      if (release == Release::kLater) {
+        held = true;
+        return;
+      }
+      if (release == Release::kNever) {
+        ended = true;
+        return;
+      }
+      if (!Prepare(t.request, t)) {
+        done(next, Fail(Code::kInternal, "libcurl could not create a handle",
+                        t.request.method + " " + t.request.path));
         continue;
       }
       curl_easy_setopt(t.curl, CURLOPT_PRIVATE, static_cast<void*>(&t));
@@ -208,14 +236,13 @@ std::vector<Result<HttpResponse>> CurlTransport::SendAll(const std::vector<HttpR
       // they would only hold the server's connection slots (and an httplib thread each).
       curl_easy_setopt(t.curl, CURLOPT_FORBID_REUSE, 1L);
       if (CURLMcode added = curl_multi_add_handle(multi, t.curl); added != CURLM_OK) {
-        results[next] =
-            Fail(Code::kInternal,
-                 std::string("libcurl could not start the request: ") + curl_multi_strerror(added),
-                 t.where);
         curl_slist_free_all(t.headers);
         std::fill(t.auth.begin(), t.auth.end(), '\0');
         handles_.Release(t.curl);
-        ++done;
+        done(next,
+             Fail(Code::kInternal,
+                  std::string("libcurl could not start the request: ") + curl_multi_strerror(added),
+                  t.where));
         continue;
       }
       t.in_multi = true;
@@ -223,7 +250,7 @@ std::vector<Result<HttpResponse>> CurlTransport::SendAll(const std::vector<HttpR
     }
   };
   start_more();
-  while (done < requests.size()) {
+  while (in_flight > 0 || held) {
     int running = 0;
     CURLMcode mc = curl_multi_perform(multi, &running);
     int queued = 0;
@@ -236,29 +263,25 @@ std::vector<Result<HttpResponse>> CurlTransport::SendAll(const std::vector<HttpR
       curl_multi_remove_handle(multi, curl);
       auto* t = static_cast<Transfer*>(owner);
       t->in_multi = false;
-      results[static_cast<size_t>(t - transfers.data())] = Finish(*t, rc);
       --in_flight;
-      ++done;
+      done(static_cast<size_t>(t - transfers.data()), Finish(*t, rc));
     }
     if (mc != CURLM_OK) {
-      // libcurl itself failed; what is still in flight may or may not have been sent
+      // libcurl itself failed; what is still in flight may or may not have been sent, and
+      // nothing more is
       for (Transfer& t : transfers) {
         if (!t.in_multi) continue;
         curl_multi_remove_handle(multi, t.curl);
-        results[static_cast<size_t>(&t - transfers.data())] = Finish(t, CURLE_SEND_ERROR);
-      }
-      for (; next < requests.size(); ++next) {
-        results[next] = Fail(Code::kUnavailable,
-                             std::string("not sent: libcurl failed: ") + curl_multi_strerror(mc),
-                             requests[next].method + " " + requests[next].path);
+        t.in_multi = false;
+        done(static_cast<size_t>(&t - transfers.data()), Finish(t, CURLE_SEND_ERROR));
       }
       break;
     }
     start_more();
-    if (done < requests.size()) curl_multi_poll(multi, nullptr, 0, 100, nullptr);
+    // a held request is asked for again within a millisecond
+    if (in_flight > 0 || held) curl_multi_poll(multi, nullptr, 0, held ? 1 : 100, nullptr);
   }
   curl_multi_cleanup(multi);
-  return results;
 }
 
 }  // namespace slurmfleet::slurm

@@ -30,6 +30,9 @@ class CurlTransport final : public Transport {
   // One thread drives them all through libcurl's multi interface.
   std::vector<Result<HttpResponse>> SendAll(const std::vector<HttpRequest>& requests,
                                             size_t at_once) override;
+  void SendReleased(size_t count, size_t at_once,
+                    const std::function<Release(size_t, HttpRequest&)>& next,
+                    const std::function<void(size_t, Result<HttpResponse>)>& done) override;
 
  private:
   using Steady = std::chrono::steady_clock;

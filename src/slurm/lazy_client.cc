@@ -49,6 +49,15 @@ std::vector<Result<SubmitReceipt>> LazyClient::SubmitAll(const std::vector<JobRe
   if (!c) return std::vector<Result<SubmitReceipt>>(requests.size(), std::unexpected(c.error()));
   return (*c)->SubmitAll(requests, at_once);
 }
+void LazyClient::SubmitReleased(const std::vector<JobRequest>& requests, size_t at_once,
+                                const std::function<Release(size_t)>& release,
+                                const std::function<void(size_t, Result<SubmitReceipt>)>& done) {
+  Result<RestClient*> c = Connected();
+  if (c) return (*c)->SubmitReleased(requests, at_once, release, done);
+  // not connected: what is released fails at once, as Submit would
+  RunReleased(requests.size(), 1, release, [&](size_t i) { done(i, std::unexpected(c.error())); });
+}
+
 Result<SubmitReceipt> LazyClient::SubmitHet(const std::vector<JobRequest>& parts) {
   return OnConnected(*this, [&](RestClient& c) { return c.SubmitHet(parts); });
 }

@@ -23,6 +23,9 @@ class LazyClient final : public Client {
   Result<SubmitReceipt> Submit(const JobRequest& request) override;
   std::vector<Result<SubmitReceipt>> SubmitAll(const std::vector<JobRequest>& requests,
                                                size_t at_once) override;
+  void SubmitReleased(const std::vector<JobRequest>& requests, size_t at_once,
+                      const std::function<Release(size_t)>& release,
+                      const std::function<void(size_t, Result<SubmitReceipt>)>& done) override;
   Result<SubmitReceipt> SubmitHet(const std::vector<JobRequest>& components) override;
   Result<std::vector<JobInfo>> GetJob(const JobRef& job) override;
   Result<JobsSnapshot> JobsChangedSince(std::optional<Seconds> since) override;

@@ -300,6 +300,10 @@ Result<SubmitReceipt> RestClient::ReceiptFrom(const nlohmann::json& answer,
   return receipt;
 }
 
+namespace {
+bool TokenRejected(const Result<SubmitReceipt>& r) { return !r && r.error().code == Code::kAuth; }
+}  // namespace
+
 Result<SubmitReceipt> RestClient::Submit(const JobRequest& request) {
   return PostSubmit(EncodeSubmit(*dialect_, std::span(&request, 1), /*redact_secrets=*/false));
 }
@@ -330,35 +334,61 @@ std::vector<Result<SubmitReceipt>> RestClient::SubmitAll(const std::vector<JobRe
     std::vector<size_t> rejected;
     for (size_t k = 0; k < todo.size(); ++k) {
       const size_t i = todo[k];
-      Result<HttpResponse>& r = answers[k];
-      if (!r) {
-        results[i] = std::unexpected(r.error());
-        continue;
-      }
-      if (r->status < 200 || r->status >= 300) {
-        Error e = ErrorForStatus(r->status, r->body, /*idempotent=*/false, where);
-        if (e.code == Code::kAuth && !reauthed) {
-          rejected.push_back(i);
-        } else {
-          results[i] = std::unexpected(std::move(e));
-        }
-        continue;
-      }
-      Result<nlohmann::json> parsed = Parsed(*r, where, Idempotent::kNo);
-      if (!parsed) {
-        results[i] = std::unexpected(parsed.error());
-      } else if (!AuthRejected(ErrorsOf(*parsed))) {
-        results[i] = ReceiptFrom(*parsed, path);
-      } else if (!reauthed) {
-        rejected.push_back(i);
-      } else {
-        results[i] = std::unexpected(ErrorForStatus(511, r->body, false, where));
-      }
+      results[i] = SubmitAnswer(answers[k], path);
+      if (!reauthed && TokenRejected(results[i])) rejected.push_back(i);
     }
     if (!rejected.empty()) tokens_.Invalidate();
     todo = std::move(rejected);
   }
   return results;
+}
+
+void RestClient::SubmitReleased(const std::vector<JobRequest>& requests, size_t at_once,
+                                const std::function<Release(size_t)>& release,
+                                const std::function<void(size_t, Result<SubmitReceipt>)>& done) {
+  const std::string path = dialect_->Path("/job/submit");
+  Result<auth::Token> token = tokens_.Get();
+  if (!token) {
+    RunReleased(requests.size(), 1, release,
+                [&](size_t i) { done(i, std::unexpected(token.error())); });
+    return;
+  }
+  bool rejected = false;
+  transport_.SendReleased(
+      requests.size(), at_once,
+      [&](size_t i, HttpRequest& post) {
+        const Release r = release(i);
+        if (r != Release::kNow) return r;
+        // encoded here, on the sending thread, as each POST is about to leave
+        post = {
+            "POST", path,
+            EncodeSubmit(*dialect_, std::span(&requests[i], 1), /*redact_secrets=*/false).dump(),
+            token->jwt};
+        requests_sent_.fetch_add(1);
+        return r;
+      },
+      [&](size_t i, Result<HttpResponse> answer) {
+        Result<SubmitReceipt> receipt = SubmitAnswer(answer, path);
+        // rejected before any job was made: the caller sends it again, with a new token
+        rejected = rejected || TokenRejected(receipt);
+        done(i, std::move(receipt));
+      });
+  if (rejected) tokens_.Invalidate();
+}
+
+Result<SubmitReceipt> RestClient::SubmitAnswer(const Result<HttpResponse>& r,
+                                               const std::string& path) {
+  const std::string where = "POST " + path;
+  if (!r) return std::unexpected(r.error());
+  if (r->status < 200 || r->status >= 300) {
+    return std::unexpected(ErrorForStatus(r->status, r->body, /*idempotent=*/false, where));
+  }
+  Result<nlohmann::json> parsed = Parsed(*r, where, Idempotent::kNo);
+  if (!parsed) return std::unexpected(parsed.error());
+  if (AuthRejected(ErrorsOf(*parsed))) {
+    return std::unexpected(ErrorForStatus(511, r->body, /*idempotent=*/false, where));
+  }
+  return ReceiptFrom(*parsed, path);
 }
 
 Result<SubmitReceipt> RestClient::SubmitHet(const std::vector<JobRequest>& components) {

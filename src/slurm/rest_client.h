@@ -53,6 +53,11 @@ class RestClient final : public Client {
 
   Result<PingReport> Ping() override;
   Result<SubmitReceipt> Submit(const JobRequest& request) override;
+  // POSTs from this thread through Transport::SendReleased; a POST rejected for its token is
+  // kAuth (the next call uses a new one).
+  void SubmitReleased(const std::vector<JobRequest>& requests, size_t at_once,
+                      const std::function<Release(size_t)>& release,
+                      const std::function<void(size_t, Result<SubmitReceipt>)>& done) override;
   std::vector<Result<SubmitReceipt>> SubmitAll(const std::vector<JobRequest>& requests,
                                                size_t at_once) override;
   Result<SubmitReceipt> SubmitHet(const std::vector<JobRequest>& components) override;
@@ -92,6 +97,8 @@ class RestClient final : public Client {
   Result<nlohmann::json> Parsed(const HttpResponse& r, const std::string& where,
                                 Idempotent idempotent);
   Result<SubmitReceipt> PostSubmit(const nlohmann::json& body);
+  // What a submit POST's answer says: the receipt, or why there is none (kAuth: the token).
+  Result<SubmitReceipt> SubmitAnswer(const Result<HttpResponse>& answer, const std::string& path);
   // The receipt in a submit answer, or kRejected with Slurm's words when it created no job.
   Result<SubmitReceipt> ReceiptFrom(const nlohmann::json& answer, const std::string& path);
   Result<std::vector<JobStateEntry>> GetStates(const std::string& path);

@@ -4,11 +4,14 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/error.h"
+#include "base/run_concurrently.h"
 #include "base/secret.h"
 
 namespace slurmfleet::slurm {
@@ -51,6 +54,25 @@ class Transport {
   // same order, each meaning what Send's would. A burst of requests needs no thread per request.
   virtual std::vector<Result<HttpResponse>> SendAll(const std::vector<HttpRequest>& requests,
                                                     size_t at_once) = 0;
+  // SendAll for a caller that releases requests while they are being sent and wants each answer
+  // as soon as it comes: next(i, request) fills in the i-th request once it may leave (kNow;
+  // kLater: asked again a millisecond later; kNever: neither it nor any after it is sent), up to
+  // `at_once` in flight, and done(i, result) is called, one call at a time, as each ends, with
+  // what Send would return. Returns when every request that left has ended. This default sends
+  // from `at_once` threads.
+  virtual void SendReleased(size_t count, size_t at_once,
+                            const std::function<Release(size_t, HttpRequest&)>& next,
+                            const std::function<void(size_t, Result<HttpResponse>)>& done) {
+    std::mutex mu;
+    std::vector<HttpRequest> requests(count);
+    RunReleased(
+        count, at_once, [&](size_t i) { return next(i, requests[i]); },
+        [&](size_t i) {
+          Result<HttpResponse> answer = Send(requests[i]);
+          std::lock_guard lock(mu);
+          done(i, std::move(answer));
+        });
+  }
 };
 
 }  // namespace slurmfleet::slurm

@@ -127,6 +127,33 @@ TEST(CurlTransportTest, SendAllToAPortNobodyListensOnSaysEachWasNeverSent) {
   EXPECT_EQ(answers[1].error().where, "POST /b");
 }
 
+TEST(CurlTransportTest, SendReleasedSendsOnlyWhatIsReleasedWithAtMostAtOnceInFlight) {
+  EchoServer server;
+  auto transport = Make(server.url());
+  int asked_for_3 = 0;
+  std::vector<std::pair<size_t, std::string>> answers;
+  transport->SendReleased(
+      5, 2,
+      [&](size_t i, HttpRequest& request) {
+        if (i == 3 && ++asked_for_3 < 3) return Release::kLater;  // released a moment later
+        if (i == 4) return Release::kNever;
+        request = {"POST", "/job/submit", "body-" + std::to_string(i), {}};
+        return Release::kNow;
+      },
+      [&](size_t i, Result<HttpResponse> answer) {
+        ASSERT_TRUE(answer) << answer.error().ToString();
+        answers.emplace_back(i, answer->body);
+      });
+  ASSERT_EQ(answers.size(), 4u);
+  std::sort(answers.begin(), answers.end());
+  for (size_t i = 0; i < 4; ++i)
+    EXPECT_EQ(answers[i], std::make_pair(i, "body-" + std::to_string(i)));
+  EXPECT_EQ(asked_for_3, 3);
+  EXPECT_EQ(server.requests(), 4);
+  EXPECT_EQ(server.widest(), 2);
+  EXPECT_EQ(server.ports(), 4u);
+}
+
 TEST(CurlTransportTest, SendReportsWhenTheRequestLeft) {
   EchoServer server;
   auto transport = Make(server.url());

@@ -417,6 +417,49 @@ TEST_F(RestClientRetryTest, SubmitAllLeavesWhatNeverLeftToTheCaller) {
   EXPECT_TRUE(sleeps_.empty());
 }
 
+TEST_F(RestClientRetryTest, SubmitReleasedSendsWhatIsReleasedAndAnswersEachAsItEnds) {
+  const std::string submit = "POST /slurm/v0.0.45/job/submit";
+  transport_.On(submit, Recorded("v0.0.45", "submit"));
+  transport_.On(submit, Fail(Code::kUnknownOutcome, "connection reset", "POST"));
+  std::vector<Result<SubmitReceipt>> answers(3, Fail(Code::kInternal, "no answer"));
+  std::vector<size_t> order;
+  int asked_for_1 = 0;
+  Make()->SubmitReleased(
+      {Named("a"), Named("b"), Named("c")}, 1,
+      [&](size_t i) {
+        if (i == 1 && ++asked_for_1 < 2) return Release::kLater;
+        return i < 2 ? Release::kNow : Release::kNever;
+      },
+      [&](size_t i, Result<SubmitReceipt> r) {
+        order.push_back(i);
+        answers[i] = std::move(r);
+      });
+  EXPECT_EQ(order, (std::vector<size_t>{0, 1}));
+  ASSERT_TRUE(answers[0]) << answers[0].error().ToString();
+  EXPECT_NE(answers[0]->job_id, 0u);
+  ASSERT_FALSE(answers[1]);
+  EXPECT_EQ(answers[1].error().code, Code::kUnknownOutcome);  // never resent: it may have landed
+  EXPECT_EQ(asked_for_1, 2);
+  ASSERT_EQ(transport_.log().size(), 2u);
+  EXPECT_EQ(NameSent(transport_.log()[1]), "b");
+  EXPECT_EQ(nlohmann::json::parse(transport_.log()[0].body)["job"]["requeue"], false);
+}
+
+TEST_F(RestClientRetryTest,
+       SubmitReleasedLeavesWhatARejectedTokenStoppedToTheCallerWithAFreshToken) {
+  transport_.On("POST /slurm/v0.0.45/job/submit", HttpResponse{401, "", ""});
+  std::vector<Result<SubmitReceipt>> answers(2, Fail(Code::kInternal, "no answer"));
+  Make()->SubmitReleased(
+      {Named("a"), Named("b")}, 1, [](size_t) { return Release::kNow; },
+      [&](size_t i, Result<SubmitReceipt> r) { answers[i] = std::move(r); });
+  for (const Result<SubmitReceipt>& r : answers) {
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, Code::kAuth);  // rejected before any job was made: send again
+  }
+  EXPECT_EQ(transport_.Count("POST"), 2);
+  EXPECT_EQ(tokens_.invalidations(), 1);
+}
+
 TEST(RestClientConnectTest, AutoTakesTheNewestVersionThatAnswers) {
   FakeTransport t;
   FakeTokenSource tokens;

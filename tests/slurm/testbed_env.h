@@ -56,6 +56,16 @@ class CountingTransport final : public Transport {
     for (const HttpRequest& r : rs) ++count_[r.method];
     return inner_.SendAll(rs, at_once);
   }
+  void SendReleased(size_t count, size_t at_once,
+                    const std::function<Release(size_t, HttpRequest&)>& next,
+                    const std::function<void(size_t, Result<HttpResponse>)>& done) override {
+    auto counted = [&](size_t i, HttpRequest& r) {
+      const Release release = next(i, r);
+      if (release == Release::kNow) ++count_[r.method];
+      return release;
+    };
+    inner_.SendReleased(count, at_once, counted, done);
+  }
   int Count(const std::string& method) { return count_[method]; }
 
  private:
