@@ -689,11 +689,11 @@ void Engine::SaveOutcomes(
 void Engine::SubmitIntents(PassStats& stats) {
   struct Outgoing {
     store::Submission* s;
-    slurm::JobRequest request;  // moved out when sending starts
     Result<slurm::SubmitReceipt> result = Fail(Code::kInternal, "not sent");
     int64_t sent_at = 0;
   };
   std::vector<Outgoing> batch;
+  std::vector<slurm::JobRequest> requests;  // batch[i]'s
   for (auto& [key, s] : active_) {
     if (batch.size() >= options_.max_submits_per_pass) break;
     if (s.phase != Phase::kIntent || s.cancel_requested) continue;
@@ -706,7 +706,8 @@ void Engine::SubmitIntents(PassStats& stats) {
     }
     request->comment = TagComment({options_.instance, s.key}, request->comment);
     request->requeue = false;
-    batch.push_back({&s, std::move(*request)});
+    batch.push_back({&s});
+    requests.push_back(std::move(*request));
   }
   // after the batch is chosen: one that never left is sent again a pass later, not at once
   RecordSentNow(stats);
@@ -728,8 +729,6 @@ void Engine::SubmitIntents(PassStats& stats) {
   std::vector<char> recorded(batch.size(), 0);  // this thread's: outcome written
   size_t recorded_count = 0;                    // this thread's
   bool sender_done = false;                     // guarded by mu
-  std::vector<slurm::JobRequest> requests;
-  for (Outgoing& o : batch) requests.push_back(std::move(o.request));
   // One thread sends them all (libcurl's multi interface in RestClient): a thread per POST in
   // flight cost more CPU, which slurmctld and slurmrestd then lacked on a small machine.
   std::thread sender([&] {

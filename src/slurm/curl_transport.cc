@@ -91,7 +91,7 @@ struct CurlTransport::Transfer {
   BodySink sink;
   Steady::time_point started;
   HttpRequest request;    // SendReleased: what libcurl sends from
-  bool in_multi = false;  // SendAll: added to its multi handle and not finished yet
+  bool in_multi = false;  // SendReleased: added to its multi handle and not finished yet
 };
 
 bool CurlTransport::Prepare(const HttpRequest& request, Transfer& t) {
