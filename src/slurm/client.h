@@ -46,7 +46,9 @@ class Client {
   // answer as soon as it comes: the i-th is sent once release(i) says kNow (asked in order;
   // kLater: asked again a millisecond later; kNever: neither it nor any after it is sent), up to
   // `at_once` in flight, and done(i, result) is called, one call at a time, as each ends.
-  // Returns when every POST that left has ended. This default sends from `at_once` threads.
+  // Returns when every POST that left has ended. As with SubmitAll, a POST that provably never
+  // left (kUnavailable) or whose token was rejected (kAuth) is the caller's to send again. This
+  // default sends from `at_once` threads through Submit, which may already have retried it.
   virtual void SubmitReleased(const std::vector<JobRequest>& requests, size_t at_once,
                               const std::function<Release(size_t)>& release,
                               const std::function<void(size_t, Result<SubmitReceipt>)>& done) {
