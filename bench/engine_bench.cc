@@ -3,7 +3,9 @@
 // process RSS; and submit throughput of the engine against raw concurrent POSTs of the same job
 // to the same slurmrestd, as a ratio.
 //
-//   engine_bench [--jobs N] [--seconds S] [--raw-threads T] [--keep]
+//   engine_bench [--jobs N] [--seconds S] [--raw-threads T] [--script-bytes B] [--keep]
+// Each job's batch script is padded to B bytes (default 2048): the example templates' agents
+// render 2.2-3.2 KB requests, and the request is what every intent, row and pass carries.
 // Needs SLURMRESTD_URL and SLURM_JWT_KEY (eval "$(testbed/testbed.sh env)"). Not a test.
 #include <fmt/format.h>
 #include <sys/resource.h>
@@ -56,10 +58,14 @@ double Median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-slurm::JobRequest Held(const std::string& name) {
+slurm::JobRequest Held(const std::string& name, size_t script_bytes) {
   slurm::JobRequest r;
   r.name = name;
-  r.script = "#!/bin/bash\ntrue\n";
+  r.script = "#!/bin/bash\n";
+  if (script_bytes > r.script.size() + 7) {
+    r.script += "#" + std::string(script_bytes - r.script.size() - 7, 'x') + "\n";
+  }
+  r.script += "true\n";
   r.current_working_directory = "/tmp";
   r.memory_per_node_mb = 10;
   r.hold = true;
@@ -123,6 +129,7 @@ int Die(const std::string& why) {
 
 int main(int argc, char** argv) {
   int jobs = 2000, seconds = 40, raw_threads = 0;  // 0: as many as the engine
+  size_t script_bytes = 2048;
   bool keep = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -132,10 +139,14 @@ int main(int argc, char** argv) {
       seconds = std::atoi(argv[++i]);
     else if (a == "--raw-threads" && i + 1 < argc)
       raw_threads = std::atoi(argv[++i]);
+    else if (a == "--script-bytes" && i + 1 < argc)
+      script_bytes = std::strtoul(argv[++i], nullptr, 10);
     else if (a == "--keep")
       keep = true;
     else
-      return Die("usage: engine_bench [--jobs N] [--seconds S] [--raw-threads T] [--keep]");
+      return Die(
+          "usage: engine_bench [--jobs N] [--seconds S] [--raw-threads T] [--script-bytes B] "
+          "[--keep]");
   }
   const char* url = std::getenv("SLURMRESTD_URL");
   const char* key = std::getenv("SLURM_JWT_KEY");
@@ -178,8 +189,9 @@ int main(int argc, char** argv) {
   // that pass's tracking request leaves, after every outcome is recorded) ...
   (*engine)->Tick();  // the first pass takes the full job list; not part of submitting
   std::string body =
-      slurm::EncodeSubmit(*slurm::FindDialect("v0.0.45"),
-                          std::vector<slurm::JobRequest>{Held("bench-raw-" + instance)}, false)
+      slurm::EncodeSubmit(
+          *slurm::FindDialect("v0.0.45"),
+          std::vector<slurm::JobRequest>{Held("bench-raw-" + instance, script_bytes)}, false)
           .dump();
   auto token = tokens.Get();
   if (!token) return Die(token.error().ToString());
@@ -210,7 +222,9 @@ int main(int argc, char** argv) {
   for (int round = 0; round < rounds; ++round) {
     const int n = jobs / rounds + (round < jobs % rounds ? 1 : 0);
     for (int i = 0; i < n; ++i) {
-      if (auto s = (*engine)->AddIntent("", "job", "bench", Held("bench-" + instance)); !s)
+      if (auto s =
+              (*engine)->AddIntent("", "job", "bench", Held("bench-" + instance, script_bytes));
+          !s)
         return give_up(s.error().ToString());
     }
     marking.Arm();
@@ -259,6 +273,8 @@ int main(int argc, char** argv) {
       "transaction per chunk before its POSTs, {} POSTs in flight, outcomes recorded as they "
       "come)\n",
       engine_rate, jobs, rounds, jobs / rounds, eo.submit_concurrency);
+  std::cout << fmt::format("        every job's submit body: {} bytes (--script-bytes {})\n",
+                           body.size(), script_bytes);
   std::cout << fmt::format(
       "        raw    {:.0f} jobs/s ({} POSTs over {} threads, {} rounds of {}, {} failed)\n",
       raw_rate, raw_jobs, raw_threads, raw_round_s.size(), round_size, failures.load());

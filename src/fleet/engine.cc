@@ -105,6 +105,7 @@ Result<std::unique_ptr<Engine>> Engine::Create(store::Store& store, slurm::Clien
   store::ListFilter filter;
   filter.active_only = true;
   filter.cloud = engine->options_.cloud;
+  filter.requests = false;  // RequestOf reads an intent's when it is sent
   Result<std::vector<store::Submission>> live = store.List(filter);
   if (!live) return std::unexpected(live.error());
   for (store::Submission& s : *live) engine->active_.emplace(s.key, std::move(s));
@@ -248,6 +249,9 @@ void Engine::TakeInbox() {
 }
 
 void Engine::Take(store::Submission s, std::map<std::string, Sent>& sent_now) {
+  // A request is a few KB; 10,000 tracked jobs would hold tens of MB of them that are not sent
+  // again. RequestOf reads an intent's back from the store when there is no decoded copy.
+  std::string().swap(s.request_json);
   if (auto sent = sent_now.find(s.key); sent != sent_now.end() && s.phase == Phase::kSubmitting) {
     sent_.insert_or_assign(s.key, std::move(sent->second));
   }
@@ -269,7 +273,11 @@ bool Engine::HasNewWork() const { return !inbox_.empty() || !arrived_.empty(); }
 
 Result<slurm::JobRequest> Engine::RequestOf(const store::Submission& s) {
   auto handed = requests_.find(s.key);
-  if (handed == requests_.end()) return slurm::DecodeRequest(s.request_json);
+  if (handed == requests_.end()) {
+    Result<store::Submission> stored = store_.Get(s.key);
+    if (!stored) return std::unexpected(stored.error());
+    return slurm::DecodeRequest(stored->request_json);
+  }
   slurm::JobRequest request = std::move(handed->second);
   requests_.erase(handed);
   return request;
@@ -698,6 +706,7 @@ void Engine::SubmitIntents(PassStats& stats) {
     if (batch.size() >= options_.max_submits_per_pass) break;
     if (s.phase != Phase::kIntent || s.cancel_requested) continue;
     Result<slurm::JobRequest> request = RequestOf(s);
+    if (!request && request.error().code == Code::kUnavailable) continue;  // store busy: retry
     if (!request) {
       s.phase = Phase::kFailed;
       s.failure = "stored request is unreadable: " + request.error().ToString();

@@ -154,7 +154,7 @@ class Engine {
   void TakeInbox();
   void Take(store::Submission s, std::map<std::string, Sent>& sent_now);
   bool HasNewWork() const;  // inbox_mu_ held: something to take
-  // An intent's request: as handed over, else decoded from the store's copy.
+  // An intent's request: as handed over, else read back from the store and decoded.
   Result<slurm::JobRequest> RequestOf(const store::Submission& s);
   bool NeedFullList(int64_t now) const;
   void Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_t poll_started);

@@ -133,21 +133,30 @@ Status CreateStateFile(const std::string& path) {
   return {};
 }
 
-constexpr std::string_view kSelectColumns =
-    "SELECT key, kind, cloud, owner, request_json, phase, attempts, job_id, sluid, slurm_state, "
-    "state_reason, failure, cancel_requested, created_at, updated_at, submit_sent_at, "
-    "last_seen_at, version FROM submissions";
+// Column names qualified: `key` is in both tables. Without the request, the join is left out.
+std::string SelectSubmissions(bool with_request) {
+  return std::string("SELECT s.key, s.kind, s.cloud, s.owner, ") +
+         (with_request ? "r.request_json" : "''") +
+         ", s.phase, s.attempts, s.job_id, s.sluid, s.slurm_state, s.state_reason, s.failure, "
+         "s.cancel_requested, s.created_at, s.updated_at, s.submit_sent_at, s.last_seen_at, "
+         "s.version FROM submissions s" +
+         (with_request ? " JOIN requests r ON r.key = s.key" : "");
+}
 
+// ?5 (the request) is bound for BindSubmission's sake but goes into `requests` (kInsertRequest).
 constexpr std::string_view kInsertSubmission =
-    "INSERT INTO submissions (key, kind, cloud, owner, request_json, phase, attempts, job_id, "
-    "sluid, slurm_state, state_reason, failure, cancel_requested, created_at, updated_at, "
+    "INSERT INTO submissions (key, kind, cloud, owner, phase, attempts, job_id, sluid, "
+    "slurm_state, state_reason, failure, cancel_requested, created_at, updated_at, "
     "submit_sent_at, last_seen_at, version) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)";
+    "VALUES (?1, ?2, ?3, ?4, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)";
 
-// Same parameter numbers as kInsertSubmission, so BindSubmission serves both: ?14 (created_at,
-// fixed at Add) is bound but unused, and ?18 is the version the caller read.
+constexpr std::string_view kInsertRequest =
+    "INSERT INTO requests (key, request_json) VALUES (?1, ?2)";
+
+// Same parameter numbers as kInsertSubmission, so BindSubmission serves both: ?5 (the request)
+// and ?14 (created_at) are fixed at Add, bound but unused; ?18 is the version the caller read.
 constexpr std::string_view kUpdateSubmission =
-    "UPDATE submissions SET kind = ?2, cloud = ?3, owner = ?4, request_json = ?5, phase = ?6, "
+    "UPDATE submissions SET kind = ?2, cloud = ?3, owner = ?4, phase = ?6, "
     "attempts = ?7, job_id = ?8, sluid = ?9, slurm_state = ?10, state_reason = ?11, "
     "failure = ?12, cancel_requested = ?13, updated_at = ?15, submit_sent_at = ?16, "
     "last_seen_at = ?17, version = ?18 + 1 WHERE key = ?1 AND version = ?18";
@@ -181,7 +190,7 @@ void BindSubmission(sqlite::Query& query, const Submission& s, int64_t created_a
       .Bind(18, version);
 }
 
-// Reads a row selected with kSelectColumns.
+// Reads a row selected with SelectSubmissions.
 Result<Submission> ReadSubmission(const sqlite::Query& row, const std::string& path) {
   Submission s;
   s.key = row.Text(0);
@@ -417,6 +426,12 @@ Status Store::Impl::AddRow(const Submission& submission, int64_t now) {
     }
     return done;
   }
+  {
+    auto request = conn->Prepare(kInsertRequest, op);
+    if (!request) return std::unexpected(std::move(request.error()));
+    request->Bind(1, submission.key).Bind(2, submission.request_json);
+    if (auto done = request->Run(); !done) return done;
+  }
   std::string message = submission.kind + " for " + Quoted(submission.owner) + " on cloud " +
                         Quoted(submission.cloud);
   if (auto id = InsertEvent(submission.key, now, "intent", message); !id) {
@@ -489,7 +504,7 @@ Status Store::AddMany(std::vector<Submission*>& submissions,
 Result<Submission> Store::Get(const std::string& key) const {
   std::lock_guard guard(impl_->mu);
   const std::string op = "get submission " + Quoted(key);
-  auto select = impl_->conn->Prepare(std::string(kSelectColumns) + " WHERE key = ?1", op);
+  auto select = impl_->conn->Prepare(SelectSubmissions(true) + " WHERE s.key = ?1", op);
   if (!select) return std::unexpected(std::move(select.error()));
   select->Bind(1, key);
   auto row = select->Step();
@@ -499,7 +514,7 @@ Result<Submission> Store::Get(const std::string& key) const {
 }
 
 Result<std::vector<Submission>> Store::List(const ListFilter& filter) const {
-  std::string sql(kSelectColumns);
+  std::string sql = SelectSubmissions(filter.requests);
   std::string where;
   auto add_condition = [&where](std::string condition) {
     where += where.empty() ? " WHERE " : " AND ";
@@ -507,21 +522,21 @@ Result<std::vector<Submission>> Store::List(const ListFilter& filter) const {
   };
   int next = 1;
   int cloud_param = 0, kind_param = 0, limit_param = 0;
-  if (filter.active_only) add_condition("phase NOT IN (" + TerminalPhaseList() + ")");
+  if (filter.active_only) add_condition("s.phase NOT IN (" + TerminalPhaseList() + ")");
   if (!filter.cloud.empty()) {
     cloud_param = next++;
-    add_condition("cloud = ?" + std::to_string(cloud_param));
+    add_condition("s.cloud = ?" + std::to_string(cloud_param));
   }
   if (!filter.kind.empty()) {
     kind_param = next++;
-    add_condition("kind = ?" + std::to_string(kind_param));
+    add_condition("s.kind = ?" + std::to_string(kind_param));
   }
   sql += where;
   if (filter.limit > 0) {
     limit_param = next++;
-    sql += " ORDER BY created_at DESC, key DESC LIMIT ?" + std::to_string(limit_param);
+    sql += " ORDER BY s.created_at DESC, s.key DESC LIMIT ?" + std::to_string(limit_param);
   } else {
-    sql += " ORDER BY created_at, key";
+    sql += " ORDER BY s.created_at, s.key";
   }
 
   std::lock_guard guard(impl_->mu);

@@ -33,6 +33,7 @@ struct ListFilter {
   std::string cloud;         // empty: every cloud
   std::string kind;          // empty: every kind
   size_t limit = 0;          // 0: no limit; newest first when limited
+  bool requests = true;      // false: request_json is left empty, and the requests are not read
 };
 
 // How durable a write is when the call returns.
@@ -79,8 +80,10 @@ class Store {
   // Test-and-set: writes `submission` only if the stored version equals submission.version, then
   // bumps submission.version and updated_at. kConflict (nothing written) when the stored version
   // differs; kNotFound for an unknown key. `event`, when given, is appended in the same
-  // transaction. created_at never changes after Add. The event's id, key (submission.key) and at
-  // (now) are set by the store; only its type and message are used.
+  // transaction. created_at and request_json never change after Add: an Update leaves the stored
+  // request as it is, whatever submission.request_json holds (a caller done submitting may drop
+  // its copy). The event's id, key (submission.key) and at (now) are set by the store; only its
+  // type and message are used.
   Status Update(Submission& submission, const std::optional<Event>& event = std::nullopt);
 
   // Update for many submissions in ONE transaction, all or nothing, with the same per-item

@@ -34,7 +34,8 @@ struct Submission {
   std::string kind;          // "agent", "run", "job"
   std::string cloud;         // the Slurm endpoint (cloud name) it belongs to
   std::string owner;         // who asked: a template name, a run id, an API token's name
-  std::string request_json;  // the job request as the engine serialized it; opaque to the store
+  std::string request_json;  // the job request as the engine serialized it; opaque to the store,
+                             // written by Add only
   Phase phase = Phase::kIntent;
   int attempts = 0;  // submit POSTs sent so far
   std::optional<uint32_t> job_id;

@@ -160,6 +160,28 @@ TEST_F(EngineTest, ASubmitNowWaveLeavesTogetherAndOneThatNeverLeftIsSentAgainLat
   EXPECT_EQ(Get("wave-1").attempts, 2);
 }
 
+TEST_F(EngineTest, AnIntentSentAgainCarriesTheRequestItWasAddedWith) {
+  // The engine keeps no request text for what it tracks: the second POST's request is read back
+  // from the store.
+  slurm_.unavailable_submits = 1;
+  slurm::JobRequest request = Request("again");
+  request.script = "#!/bin/bash\necho the stored script\n";
+  request.environment.push_back({"A", "1", false});
+  auto added = engine_->AddIntent("again", "job", "test", request);
+  ASSERT_TRUE(added);
+  engine_->Tick();
+  ASSERT_EQ(Get("again").phase, Phase::kIntent) << "refused before it was sent";
+  engine_->Tick();
+  store::Submission s = Get("again");
+  ASSERT_EQ(s.phase, Phase::kPending);
+  EXPECT_EQ(s.attempts, 2);
+  const slurm::JobRequest& sent = slurm_.request_of(*s.job_id);
+  EXPECT_EQ(sent.name, "again");
+  EXPECT_EQ(sent.script, request.script);
+  EXPECT_EQ(sent.environment.size(), 2u);
+  EXPECT_EQ(s.request_json, added->request_json) << "tracking writes leave the request alone";
+}
+
 TEST_F(EngineTest, AMarkedIntentACrashLeftUnsentIsLookedForThenSentOnce) {
   // what SubmitNow leaves when the process dies between its transaction and its POSTs
   const std::string key = Add("now-2");

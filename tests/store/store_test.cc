@@ -203,9 +203,10 @@ TEST_F(StoreTest, AddThenGetRoundTripsEveryField) {
   EXPECT_EQ((*events)[0].at, kStartSeconds);
 }
 
-TEST_F(StoreTest, UpdateRoundTripsEveryFieldButCreatedAt) {
+TEST_F(StoreTest, UpdateRoundTripsEveryFieldButCreatedAtAndTheRequest) {
   Submission s = Full("run-7");
   ASSERT_TRUE(store_->Add(s));
+  const std::string request = s.request_json;
   clock_.Advance(30s);
 
   s.kind = "agent";
@@ -229,16 +230,21 @@ TEST_F(StoreTest, UpdateRoundTripsEveryFieldButCreatedAt) {
 
   auto got = store_->Get("run-7");
   ASSERT_TRUE(got);
+  EXPECT_EQ(got->request_json, request);  // written by Add only
+  s.request_json = request;
   EXPECT_EQ(Fields(*got), Fields(s));
 
-  // A job id can be cleared again, and created_at is not the caller's to change.
+  // A job id can be cleared again; created_at is not the caller's to change, and a caller that
+  // dropped its copy of the request does not erase the stored one.
   s.job_id.reset();
   s.created_at = 1;
+  s.request_json.clear();
   ASSERT_TRUE(store_->Update(s));
   got = store_->Get("run-7");
   ASSERT_TRUE(got);
   EXPECT_EQ(got->job_id, std::nullopt);
   EXPECT_EQ(got->created_at, kStartSeconds);
+  EXPECT_EQ(got->request_json, request);
   EXPECT_EQ(got->version, 3);
 }
 
@@ -800,6 +806,7 @@ TEST_F(StoreTest, MigratesAFileAtVersionOne) {
     EXPECT_EQ(got->phase, Phase::kPending);
     EXPECT_EQ(got->job_id, 17u);
     EXPECT_EQ(got->version, 4);
+    EXPECT_EQ(got->request_json, "{}");  // moved to its own table by step 4
     EXPECT_EQ(*store->GetMeta("cursor"), "101");
     EXPECT_EQ(store->Events("old", 0, 0)->size(), 1u);
     store.reset();
@@ -809,6 +816,9 @@ TEST_F(StoreTest, MigratesAFileAtVersionOne) {
     EXPECT_EQ(
         raw.Scalar("SELECT count(*) FROM sqlite_master WHERE name = 'submissions_by_created'"),
         "1");
+    EXPECT_EQ(raw.Scalar("SELECT count(*) FROM pragma_table_info('submissions') WHERE name = "
+                         "'request_json'"),
+              "0");
   }
 }
 
