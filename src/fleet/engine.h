@@ -88,6 +88,10 @@ struct PassStats {
 class Engine {
  public:
   // `store` and `slurm` must outlive the engine. Loads the live submissions of `options.cloud`.
+  // When the last engine of this cloud did not return from Run() (a crash, kill -9, a power
+  // loss), its intents are taken as possibly sent: a mark written before a POST is not synced to
+  // disk, so a power loss may have taken it. They are marked submitting, as of now, and looked up
+  // by tag before any is sent again.
   static Result<std::unique_ptr<Engine>> Create(store::Store& store, slurm::Client& slurm,
                                                 const Clock& clock, EngineOptions options);
 
@@ -128,7 +132,9 @@ class Engine {
   PassStats Tick();
   std::chrono::milliseconds NextInterval() const;
 
-  // Runs passes until Stop(): sleeps NextInterval() between them, or less after Wake().
+  // Runs passes until Stop(): sleeps NextInterval() between them, or less after Wake(). On
+  // return, every write of the engine is on disk, and the next engine trusts its intents as
+  // never sent.
   void Run();
   void Wake();
   void Stop();
@@ -138,6 +144,10 @@ class Engine {
 
  private:
   Engine(store::Store& store, slurm::Client& slurm, const Clock& clock, EngineOptions options);
+  // The store's meta entry that says whether this cloud's engine returned from Run().
+  std::string StoppedCleanlyMeta() const;
+  // After a stop that was not clean: the loaded intents become submitting (see Create).
+  Status DistrustIntents();
 
   // The POSTs SubmitNow sent, by key: its answer, and when it was sent (unix s).
   struct Sent {

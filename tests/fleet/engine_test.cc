@@ -9,6 +9,7 @@
 
 #include "base/fake_clock.h"
 #include "fleet/fake_slurm_client.h"
+#include "fleet/job_tag.h"
 
 namespace slurmfleet::fleet {
 namespace {
@@ -180,6 +181,43 @@ TEST_F(EngineTest, AnIntentSentAgainCarriesTheRequestItWasAddedWith) {
   EXPECT_EQ(sent.script, request.script);
   EXPECT_EQ(sent.environment.size(), 2u);
   EXPECT_EQ(s.request_json, added->request_json) << "tracking writes leave the request alone";
+}
+
+TEST_F(EngineTest, IntentsAnEngineLeftWithoutACleanStopAreLookedForBeforeTheyAreSent) {
+  // Its marks were not synced: a power loss may have taken the mark of a POST that left.
+  const std::string never_sent = Add("never-sent");
+  const std::string sent = Add("sent");
+  slurm::JobRequest posted = Request("sent");
+  posted.comment = TagComment({"test", sent}, "");
+  ASSERT_TRUE(slurm_.Submit(posted));  // the POST that left before the power went
+  engine_.reset();
+  engine_ = MakeEngine();
+  EXPECT_EQ(Get(never_sent).phase, Phase::kSubmitting);
+  auto events = store_->Events(never_sent, 0, 0);
+  ASSERT_TRUE(events);
+  EXPECT_NE(events->back().message.find("without a clean shutdown"), std::string::npos)
+      << events->back().message;
+  engine_->Tick();
+  EXPECT_EQ(slurm_.submit_calls, 1) << "nothing sent blindly";
+  EXPECT_EQ(Get(sent).phase, Phase::kPending) << "found by its tag";
+  EXPECT_EQ(Get(never_sent).phase, Phase::kSubmitting);
+  Advance(46s);
+  engine_->Tick();  // absent from a list taken long enough after this engine started: sent
+  EXPECT_EQ(slurm_.submit_calls, 2);
+  EXPECT_EQ(Get(never_sent).phase, Phase::kPending);
+  EXPECT_EQ(slurm_.jobs().size(), 2u);
+}
+
+TEST_F(EngineTest, IntentsAnEngineLeftAfterRunReturnedAreSentAtOnce) {
+  const std::string key = Add("after-stop");
+  engine_->Stop();
+  engine_->Run();  // returns at once: stopped
+  engine_.reset();
+  engine_ = MakeEngine();
+  EXPECT_EQ(Get(key).phase, Phase::kIntent);
+  engine_->Tick();
+  EXPECT_EQ(slurm_.submit_calls, 1);
+  EXPECT_EQ(Get(key).phase, Phase::kPending);
 }
 
 TEST_F(EngineTest, AMarkedIntentACrashLeftUnsentIsLookedForThenSentOnce) {
