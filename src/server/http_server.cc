@@ -817,6 +817,7 @@ Outcome ApiServer::Impl::ListSubmissions(const httplib::Request& req, const Prin
   if (!limit) return std::unexpected(limit.error());
   // One more than asked, to tell the client whether there is more.
   filter.limit = *limit + 1;
+  filter.requests = false;  // never answered
   auto list = store_.List(filter);
   if (!list) return std::unexpected(FromError(list.error()));
   bool truncated = list->size() > *limit;

@@ -99,6 +99,10 @@ struct Filter {
     f.limit = limit;
     return *this;
   }
+  Filter& WithoutRequests() {
+    f.requests = false;
+    return *this;
+  }
   operator ListFilter() const { return f; }
   ListFilter f;
 };
@@ -455,6 +459,26 @@ TEST_F(StoreTest, ListFiltersAndOrders) {
   ASSERT_TRUE(list);
   ASSERT_EQ(list->size(), 2u);
   EXPECT_EQ(Fields((*list)[1]), Fields(e));
+}
+
+TEST_F(StoreTest, ListCanLeaveTheRequestsOut) {
+  Submission s = Full("with-request");
+  ASSERT_TRUE(store_->Add(s));
+  auto with = store_->List(Filter());
+  ASSERT_TRUE(with);
+  ASSERT_EQ(with->size(), 1u);
+  EXPECT_EQ(Fields(with->front()), Fields(s));
+  for (ListFilter filter :
+       {ListFilter(Filter().WithoutRequests()),
+        ListFilter(Filter().WithoutRequests().Active().Cloud(s.cloud).Limit(5))}) {
+    auto without = store_->List(filter);
+    ASSERT_TRUE(without) << without.error().ToString();
+    ASSERT_EQ(without->size(), 1u);
+    EXPECT_EQ(without->front().request_json, "");
+    Submission expected = s;
+    expected.request_json.clear();
+    EXPECT_EQ(Fields(without->front()), Fields(expected));
+  }
 }
 
 TEST_F(StoreTest, UpdateManyIsAllOrNothing) {
