@@ -100,6 +100,12 @@ Query& Query::Bind(int index, std::string_view value) {
   return *this;
 }
 
+Query& Query::BindRef(int index, std::string_view value) {
+  // SQLITE_STATIC: valid until the statement is reset or rebound, which ~Query does
+  Check(sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_STATIC, SQLITE_UTF8));
+  return *this;
+}
+
 Query& Query::BindNull(int index) {
   Check(sqlite3_bind_null(stmt_, index));
   return *this;

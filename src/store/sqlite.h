@@ -73,7 +73,11 @@ class Query {
   ~Query();  // resets the statement and clears its bindings
 
   Query& Bind(int index, int64_t value);
-  Query& Bind(int index, std::string_view value);
+  Query& Bind(int index, std::string_view value);  // SQLite copies the text
+  // Without a copy: SQLite reads the caller's text in place, which must stay alive and unchanged
+  // until this Query is gone. For the rows a tracking pass writes by the ten thousand, where the
+  // copies cost a third of the write.
+  Query& BindRef(int index, std::string_view value);
   Query& BindNull(int index);
 
   // true: a row is ready; false: the statement is done. A constraint violation comes back as

@@ -164,24 +164,25 @@ constexpr std::string_view kUpdateSubmission =
 constexpr std::string_view kInsertEvent =
     "INSERT INTO events (key, at, type, message) VALUES (?1, ?2, ?3, ?4)";
 
+// The query reads s's text in place (BindRef): it must be gone before s changes or dies.
 void BindSubmission(sqlite::Query& query, const Submission& s, int64_t created_at,
                     int64_t updated_at, int64_t version) {
-  query.Bind(1, s.key)
-      .Bind(2, s.kind)
-      .Bind(3, s.cloud)
-      .Bind(4, s.owner)
-      .Bind(5, s.request_json)
-      .Bind(6, PhaseName(s.phase))
+  query.BindRef(1, s.key)
+      .BindRef(2, s.kind)
+      .BindRef(3, s.cloud)
+      .BindRef(4, s.owner)
+      .BindRef(5, s.request_json)
+      .BindRef(6, PhaseName(s.phase))
       .Bind(7, int64_t{s.attempts});
   if (s.job_id) {
     query.Bind(8, int64_t{*s.job_id});
   } else {
     query.BindNull(8);
   }
-  query.Bind(9, s.sluid)
-      .Bind(10, s.slurm_state)
-      .Bind(11, s.state_reason)
-      .Bind(12, s.failure)
+  query.BindRef(9, s.sluid)
+      .BindRef(10, s.slurm_state)
+      .BindRef(11, s.state_reason)
+      .BindRef(12, s.failure)
       .Bind(13, int64_t{s.cancel_requested ? 1 : 0})
       .Bind(14, created_at)
       .Bind(15, updated_at)
@@ -316,7 +317,7 @@ Result<int64_t> Store::Impl::InsertEvent(const std::string& key, int64_t at, std
   const std::string op = "append event to " + Quoted(key);
   auto insert = conn->Prepare(kInsertEvent, op);
   if (!insert) return std::unexpected(std::move(insert.error()));
-  insert->Bind(1, key).Bind(2, at).Bind(3, type).Bind(4, message);
+  insert->BindRef(1, key).Bind(2, at).BindRef(3, type).BindRef(4, message);
   if (auto done = insert->Run(); !done) return std::unexpected(std::move(done.error()));
   return conn->LastInsertRowid();
 }
@@ -429,7 +430,7 @@ Status Store::Impl::AddRow(const Submission& submission, int64_t now) {
   {
     auto request = conn->Prepare(kInsertRequest, op);
     if (!request) return std::unexpected(std::move(request.error()));
-    request->Bind(1, submission.key).Bind(2, submission.request_json);
+    request->BindRef(1, submission.key).BindRef(2, submission.request_json);
     if (auto done = request->Run(); !done) return done;
   }
   std::string message = submission.kind + " for " + Quoted(submission.owner) + " on cloud " +
