@@ -3,9 +3,11 @@
 // process RSS; and submit throughput of the engine against raw concurrent POSTs of the same job
 // to the same slurmrestd, as a ratio.
 //
-//   engine_bench [--jobs N] [--seconds S] [--raw-threads T] [--script-bytes B] [--keep]
+//   engine_bench [--jobs N] [--seconds S] [--raw-threads T] [--script-bytes B] [--quiet] [--keep]
 // Each job's batch script is padded to B bytes (default 2048): the example templates' agents
 // render 2.2-3.2 KB requests, and the request is what every intent, row and pass carries.
+// While tracking, a job of someone else's is submitted before each pass, as on any cluster in use:
+// then every full list is the whole list. --quiet leaves the cluster still.
 // Needs SLURMRESTD_URL and SLURM_JWT_KEY (eval "$(testbed/testbed.sh env)"). Not a test.
 #include <fmt/format.h>
 #include <sys/resource.h>
@@ -130,7 +132,7 @@ int Die(const std::string& why) {
 int main(int argc, char** argv) {
   int jobs = 2000, seconds = 40, raw_threads = 0;  // 0: as many as the engine
   size_t script_bytes = 2048;
-  bool keep = false;
+  bool keep = false, quiet = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--jobs" && i + 1 < argc)
@@ -143,10 +145,12 @@ int main(int argc, char** argv) {
       script_bytes = std::strtoul(argv[++i], nullptr, 10);
     else if (a == "--keep")
       keep = true;
+    else if (a == "--quiet")
+      quiet = true;
     else
       return Die(
           "usage: engine_bench [--jobs N] [--seconds S] [--raw-threads T] [--script-bytes B] "
-          "[--keep]");
+          "[--quiet] [--keep]");
   }
   const char* url = std::getenv("SLURMRESTD_URL");
   const char* key = std::getenv("SLURM_JWT_KEY");
@@ -198,7 +202,8 @@ int main(int argc, char** argv) {
   // one DELETE with filters cancels every job of this run; also when the bench gives up midway
   auto cancel_all = [&] {
     nlohmann::json kill = {{"user_name", user}};
-    for (std::string name : {"bench-" + instance, "bench-raw-" + instance}) {
+    for (std::string name :
+         {"bench-" + instance, "bench-raw-" + instance, "bench-other-" + instance}) {
       kill["job_name"] = name;
       (void)(*transport)->Send({"DELETE", "/slurm/v0.0.45/jobs/", kill.dump(), token->jwt});
     }
@@ -296,7 +301,13 @@ int main(int argc, char** argv) {
   // 2. tracking passes over every job, as the engine chooses them, about one a second (the
   // engine's fast interval while jobs are pending) for `seconds`: light ones (jobs/state of our
   // jobs, plus the own GET of a few changed ones) and full ones (the whole job list: for garbage
-  // collection and, with this many pending jobs, their reasons, every 30 s)
+  // collection and, with this many pending jobs, their reasons, every 30 s). slurmctld answers a
+  // job list asked with update_time either "no change" or with every job, whatever changed: one
+  // job of someone else's submitted before each pass makes it every job, as on a cluster in use.
+  const std::string other =
+      slurm::EncodeSubmit(*slurm::FindDialect("v0.0.45"),
+                          std::vector<slurm::JobRequest>{Held("bench-other-" + instance, 0)}, false)
+          .dump();
   std::ofstream("/proc/self/clear_refs") << "5";  // the peak from here on is tracking's alone
   std::vector<double> light_cpu, full_cpu, all_cpu;
   std::vector<int> full_changes;  // state changes each full pass recorded (events written)
@@ -305,6 +316,10 @@ int main(int argc, char** argv) {
   const auto tracking_ends = Steady::now() + std::chrono::seconds(seconds);
   for (; Steady::now() < tracking_ends || (full_cpu.empty() && done < seconds + 40); ++done) {
     if (done > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    if (!quiet) {
+      auto r = (*transport)->Send({"POST", "/slurm/v0.0.45/job/submit", other, token->jwt});
+      if (!r || r->status != 200) return give_up("could not submit another user's job");
+    }
     uint64_t before = (*client)->requests_sent();
     double c0 = CpuMs();
     fleet::PassStats s = (*engine)->Tick();
@@ -328,7 +343,8 @@ int main(int argc, char** argv) {
   std::cout << fmt::format("  full pass (job list)   : {} passes, {:.2f} ms CPU (median)\n",
                            full_cpu.size(), Median(full_cpu));
   // The first full list after the submits sees every held job's reason change (None ->
-  // JobHeldUser) and records an event for each; later ones find nothing new. Each is shown apart.
+  // JobHeldUser) and records an event for each; later ones find nothing new of ours (with
+  // --quiet, slurmctld answers them "no change"). Each is shown apart.
   for (size_t i = 0; i < full_cpu.size(); ++i) {
     std::cout << fmt::format("    full pass {}: {:.2f} ms CPU, {} state changes recorded\n", i + 1,
                              full_cpu[i], full_changes[i]);
