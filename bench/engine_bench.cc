@@ -45,6 +45,14 @@ double CpuMs() {
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+// Context switches of the whole process so far, voluntary (waits) and not: each costs CPU that
+// slurmctld and slurmrestd then lack on a small machine.
+long Switches() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_nvcsw + u.ru_nivcsw;
+}
+
 // "VmRSS" (now) or "VmHWM" (the peak so far), in KiB.
 long StatusKiB(const std::string& field) {
   std::ifstream in("/proc/self/status");
@@ -86,6 +94,7 @@ class MarkingTransport final : public slurm::Transport {
       if (armed_ && !first_get_) {
         first_get_ = Steady::now();
         cpu_at_first_get_ = CpuMs();
+        switches_at_first_get_ = Switches();
       }
     }
     return inner_.Send(request);
@@ -113,6 +122,10 @@ class MarkingTransport final : public slurm::Transport {
     std::lock_guard lock(mu_);
     return cpu_at_first_get_;
   }
+  long SwitchesAtFirstGet() {
+    std::lock_guard lock(mu_);
+    return switches_at_first_get_;
+  }
 
  private:
   slurm::Transport& inner_;
@@ -120,6 +133,7 @@ class MarkingTransport final : public slurm::Transport {
   bool armed_ = false;
   std::optional<Steady::time_point> first_get_;  // guarded by mu_
   double cpu_at_first_get_ = 0;                  // guarded by mu_
+  long switches_at_first_get_ = 0;               // guarded by mu_
 };
 
 int Die(const std::string& why) {
@@ -222,6 +236,7 @@ int main(int argc, char** argv) {
   std::vector<double> engine_round_s, raw_round_s;  // seconds per job in each round
   std::vector<int> raw_after;                       // the engine round each raw round follows
   double engine_s = 0, raw_s = 0, engine_cpu_ms = 0, raw_cpu_ms = 0;
+  long engine_switches = 0, raw_switches = 0;
   int raw_jobs = 0;
   std::atomic<int> failures{0};
   for (int round = 0; round < rounds; ++round) {
@@ -235,9 +250,11 @@ int main(int argc, char** argv) {
     marking.Arm();
     auto t0 = Steady::now();
     double cpu0 = CpuMs();
+    long switches0 = Switches();
     fleet::PassStats pass = (*engine)->Tick();
     std::optional<Steady::time_point> tracked = marking.FirstGet();
     engine_cpu_ms += (tracked ? marking.CpuAtFirstGet() : CpuMs()) - cpu0;
+    engine_switches += (tracked ? marking.SwitchesAtFirstGet() : Switches()) - switches0;
     const double took = std::chrono::duration<double>(tracked.value_or(Steady::now()) - t0).count();
     engine_s += took;
     engine_round_s.push_back(took / n);
@@ -249,6 +266,7 @@ int main(int argc, char** argv) {
     std::atomic<int> next{0};
     t0 = Steady::now();
     cpu0 = CpuMs();
+    switches0 = Switches();
     std::vector<std::thread> posters;
     for (int k = 0; k < raw_threads; ++k) {
       posters.emplace_back([&] {
@@ -263,6 +281,7 @@ int main(int argc, char** argv) {
     raw_s += raw_took;
     raw_round_s.push_back(raw_took / round_size);
     raw_cpu_ms += CpuMs() - cpu0;
+    raw_switches += Switches() - switches0;
     raw_jobs += round_size;
     raw_after.push_back(round);
   }
@@ -293,9 +312,10 @@ int main(int argc, char** argv) {
   // This process shares the machine's cores with slurmrestd and slurmctld: its own CPU per job
   // is what it takes away from them.
   std::cout << fmt::format(
-      "        CPU of this process per job: engine {:.0f} us, raw {:.0f} us (over the same "
-      "spans as the rates)\n",
-      engine_cpu_ms * 1000 / jobs, raw_cpu_ms * 1000 / raw_jobs);
+      "        CPU of this process per job: engine {:.0f} us, raw {:.0f} us; context switches "
+      "per job: engine {:.1f}, raw {:.1f} (over the same spans as the rates)\n",
+      engine_cpu_ms * 1000 / jobs, raw_cpu_ms * 1000 / raw_jobs, double(engine_switches) / jobs,
+      double(raw_switches) / raw_jobs);
   const long submit_peak = StatusKiB("VmHWM");
 
   // 2. tracking passes over every job, as the engine chooses them, about one a second (the
