@@ -544,9 +544,9 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
       by_id.emplace_back(job.job_id, &job);
       std::optional<JobTag> tag = ParseTag(job.comment);
       if (!tag || tag->instance != options_.instance) continue;
-      tagged_.insert_or_assign(std::move(tag->key),
-                               TaggedJob{job.job_id, job.sluid, job.state, job.state_reason,
-                                         job.state_description, job.nodes, job.submit_time});
+      tagged_.emplace(std::move(tag->key),
+                      TaggedJob{job.job_id, job.sluid, job.state, job.state_reason,
+                                job.state_description, job.nodes, job.submit_time});
     }
     std::sort(by_id.begin(), by_id.end());
     known_ids_.reserve(by_id.size());
@@ -562,8 +562,9 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
   Observations seen;
   for (auto& [key, s] : active_) {
     if (s.phase == Phase::kSubmitting) {
-      auto found = tagged_.find(key);
-      if (found != tagged_.end()) {
+      // the first job with its tag; any other is a duplicate for CollectOrphans
+      auto found = tagged_.lower_bound(key);
+      if (found != tagged_.end() && found->first == key) {
         const slurm::JobInfo job = found->second.AsJobInfo();
         s.job_id = job.job_id;
         s.sluid = job.sluid;

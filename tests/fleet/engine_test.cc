@@ -483,6 +483,22 @@ TEST_F(EngineTest, ALateDuplicateOfALiveSubmissionIsCancelled) {
   EXPECT_EQ(Get(key).job_id, own);
 }
 
+TEST_F(EngineTest, ADuplicateListedBeforeTheSubmissionsOwnJobIsCancelledToo) {
+  // The POST thought lost reached slurmctld just before the job was sent again: the duplicate has
+  // the lower id, and slurmrestd lists jobs by id, so it comes before the submission's own job.
+  uint32_t early = slurm_.AddForeignJob("slurmfleet:test:run-22", "ci");
+  std::string key = Add("run-22");
+  engine_->Tick();
+  uint32_t own = *Get(key).job_id;
+  ASSERT_LT(early, own);
+  Advance(61s);
+  slurm_.Touch();
+  Settle();
+  EXPECT_EQ(slurm_.jobs().at(early).state.base, slurm::BaseState::kCancelled);
+  EXPECT_NE(slurm_.jobs().at(own).state.base, slurm::BaseState::kCancelled);
+  EXPECT_EQ(Get(key).job_id, own);
+}
+
 TEST_F(EngineTest, ALiveSubmissionsJobIsNeverAnOrphan) {
   std::string key = Add("run-14");
   engine_->Tick();
