@@ -562,9 +562,13 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
   Observations seen;
   for (auto& [key, s] : active_) {
     if (s.phase == Phase::kSubmitting) {
-      // the first job with its tag; any other is a duplicate for CollectOrphans
-      auto found = tagged_.lower_bound(key);
-      if (found != tagged_.end() && found->first == key) {
+      // Its job is the first live one with its tag, else the first: a copy that ended (a POST
+      // thought lost that landed, then failed) must not decide the outcome while another runs.
+      // Any other live job with the tag is a duplicate for CollectOrphans.
+      auto [first, last] = tagged_.equal_range(key);
+      auto found = std::find_if(first, last, [](const auto& e) { return Live(e.second.state); });
+      if (found == last) found = first;
+      if (found != last) {
         const slurm::JobInfo job = found->second.AsJobInfo();
         s.job_id = job.job_id;
         s.sluid = job.sluid;

@@ -499,6 +499,28 @@ TEST_F(EngineTest, ADuplicateListedBeforeTheSubmissionsOwnJobIsCancelledToo) {
   EXPECT_EQ(Get(key).job_id, own);
 }
 
+TEST_F(EngineTest, AnUnsureSubmissionFollowsItsLiveJobNotAnEndedCopy) {
+  // A POST thought lost landed and its job failed; the resubmission's answer is lost too. Both
+  // jobs carry the tag, the ended one listed first: the submission must follow the one running.
+  uint32_t ended = slurm_.AddForeignJob("slurmfleet:test:run-23", "ci");
+  slurm_.SetState(ended, {"FAILED"});
+  slurm_.dropped_responses = 1;
+  std::string key = Add("run-23");
+  engine_->Tick();
+  Settle();
+  store::Submission s = Get(key);
+  ASSERT_TRUE(s.job_id);
+  EXPECT_NE(*s.job_id, ended);
+  EXPECT_EQ(s.phase, Phase::kPending);
+  const uint32_t live = *s.job_id;
+  Advance(61s);
+  slurm_.Touch();
+  Settle();
+  EXPECT_EQ(slurm_.jobs().at(live).state.base, slurm::BaseState::kPending);  // not an orphan
+  EXPECT_EQ(Get(key).job_id, live);
+  EXPECT_EQ(Get(key).phase, Phase::kPending);
+}
+
 TEST_F(EngineTest, ALiveSubmissionsJobIsNeverAnOrphan) {
   std::string key = Add("run-14");
   engine_->Tick();
