@@ -267,6 +267,11 @@ class TimedTransport final : public slurm::Transport {
     std::lock_guard lock(mu_);
     return durations_;
   }
+  // When each full job list was asked for, and when its answer was read.
+  std::vector<std::pair<Steady::time_point, Steady::time_point>> FullLists() const {
+    std::lock_guard lock(mu_);
+    return full_lists_;
+  }
 
  private:
   // A POST leaves when the transport says it began to write it (after connecting), not when it
@@ -301,6 +306,7 @@ class TimedTransport final : public slurm::Transport {
     }
     std::lock_guard lock(mu_);
     if (!name.empty()) posts_.try_emplace(name, sent);
+    if (kind == "GET jobs/ (full list)") full_lists_.emplace_back(called, answered);
     durations_[kind].push_back(Ms(answered - sent));
   }
 
@@ -308,6 +314,7 @@ class TimedTransport final : public slurm::Transport {
   mutable std::mutex mu_;
   std::map<std::string, Steady::time_point> posts_;
   std::map<std::string, std::vector<double>> durations_;
+  std::vector<std::pair<Steady::time_point, Steady::time_point>> full_lists_;
 };
 
 struct Testbed {
@@ -603,7 +610,15 @@ LatencyResult MeasureLatency(const Testbed& tb, const std::string& cloud, const 
           node ? Ms(*node - *seen) : NAN, secret ? Ms(*secret - *seen) : NAN, ms);
     }
   }
-  if (g_detail) std::cerr << d.AllEvents();
+  if (g_detail) {
+    // a wave's tail beside the engine's full list: slurmrestd builds that list on the same cores
+    for (const auto& [asked, read] : d.transport().FullLists()) {
+      std::cerr << fmt::format(
+          "  engine's full job list asked at {:.0f} ms, read {:.0f} ms later\n",
+          Ms(asked - enqueued.begin()->second), Ms(read - asked));
+    }
+    std::cerr << d.AllEvents();
+  }
   out.requests = d.transport().Durations();
   out.jenkins_calls = d.timed_jenkins().Durations();
   d.CancelAll();
