@@ -413,13 +413,21 @@ std::invoke_result_t<Request&> Engine::WhileServing(PassStats& stats, Serve serv
 void Engine::FullTrack(PassStats& stats, int64_t poll_started) {
   // Jobs submitted while the list is taken are missing from it; Track() allows for that (a job is
   // lost only when unseen for lost_grace, absent only when listed long after its POST).
+  //
+  // Only our instance's tagged jobs and the jobs we track are read whole: on a cluster in use most
+  // jobs are other users', and each is read only up to its id and comment.
+  slurm::JobFilter ours{TagPrefix(options_.instance), {}};
+  for (const auto& [key, s] : active_) {
+    if (s.job_id) ours.ids.push_back(*s.job_id);
+  }
+  std::sort(ours.ids.begin(), ours.ids.end());
   Result<slurm::JobsSnapshot> snapshot = WhileServing(
-      stats, Serve::kIntentsAndCancels, [&] { return slurm_.JobsChangedSince(cursor_); });
+      stats, Serve::kIntentsAndCancels, [&] { return slurm_.JobsChangedSince(cursor_, ours); });
   if (!snapshot) {
     stats.slurm_error = snapshot.error();
     return;
   }
-  if (snapshot->changed) last_full_list_jobs_ = snapshot->jobs.size();
+  if (snapshot->changed) last_full_list_jobs_ = snapshot->listed;
   stats.tracking_requests = 1;
   stats.full_list = true;
   cursor_ = snapshot->last_update;

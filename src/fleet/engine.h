@@ -225,10 +225,10 @@ class Engine {
 
     slurm::JobInfo AsJobInfo() const;  // these fields set, the rest empty
   };
-  // The last full job list: our tagged jobs by key, and every job id (sorted), with the time it
-  // was asked. A key can have several jobs (a POST thought lost that landed after all): each is
-  // kept, in the list's order (by id), so that every duplicate is seen and collected, whatever
-  // its id.
+  // The last full job list: our tagged jobs by key, and the ids (sorted) of the jobs it held
+  // whole (ours: tagged or tracked), with the time it was asked. A key can have several jobs (a
+  // POST thought lost that landed after all): each is kept, in the list's order (by id), so that
+  // every duplicate is seen and collected, whatever its id.
   std::multimap<std::string, TaggedJob> tagged_;
   std::vector<uint32_t> known_ids_;
   std::set<uint32_t> orphans_cancelled_;  // orphan jobs already cancelled (or refused): never again

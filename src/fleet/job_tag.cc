@@ -28,8 +28,12 @@ Status ValidateTagPart(std::string_view what, std::string_view value) {
               std::string(what));
 }
 
+std::string TagPrefix(std::string_view instance) {
+  return std::string(kPrefix) + std::string(instance) + ":";
+}
+
 std::string TagComment(const JobTag& tag, std::string_view user_comment) {
-  std::string out = std::string(kPrefix) + tag.instance + ":" + tag.key;
+  std::string out = TagPrefix(tag.instance) + tag.key;
   if (!user_comment.empty()) {
     out += ' ';
     out += user_comment;

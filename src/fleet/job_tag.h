@@ -22,6 +22,9 @@ struct JobTag {
 // kInvalidInput when instance or key contain characters other than [A-Za-z0-9._-] or are empty.
 Status ValidateTagPart(std::string_view what, std::string_view value);
 
+// "slurmfleet:<instance>:": how every comment TagComment writes for `instance` starts.
+std::string TagPrefix(std::string_view instance);
+
 // "slurmfleet:<instance>:<key>", then " " + user_comment when there is one.
 std::string TagComment(const JobTag& tag, std::string_view user_comment);
 

@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "base/run_concurrently.h"
 #include "slurm/job.h"
+#include "slurm/job_filter.h"
 
 namespace slurmfleet::slurm {
 
@@ -69,6 +70,10 @@ class Client {
   // Every job, in one HTTP request, if anything changed since `since`; `changed` false otherwise.
   // Pass the previous snapshot's last_update back as `since` (nullopt: everything).
   virtual Result<JobsSnapshot> JobsChangedSince(std::optional<Seconds> since) = 0;
+  // The same, for a caller that needs only the jobs `keep` wants: the others may be left out of
+  // `jobs` (RestClient leaves them out, and reads each only up to its id and comment).
+  virtual Result<JobsSnapshot> JobsChangedSince(std::optional<Seconds> since,
+                                                const JobFilter& keep) = 0;
 
   // The states of the given jobs, in one HTTP request. Unknown ids are simply absent. Keep `ids`
   // to a few hundred: slurmctld refuses a long list ("Insane message length").

@@ -159,7 +159,8 @@ struct JobRef {
 // A batch of job states from one request (GET jobs?update_time=...).
 struct JobsSnapshot {
   bool changed = true;        // false: nothing changed since the given time; `jobs` is empty
-  std::vector<JobInfo> jobs;  // every job slurmctld knows when `changed`
+  std::vector<JobInfo> jobs;  // every job slurmctld knows when `changed` (or those wanted)
+  size_t listed = 0;          // how many jobs slurmctld listed, those left out included
   std::optional<Seconds> last_update;  // pass back as `since` on the next poll
 };
 

@@ -205,16 +205,23 @@ JobKey JobKeyOf(std::string_view key) {
   return JobKey::kOther;
 }
 
-JobInfo DecodeJob(const Dialect& dialect, value v, const std::string& path) {
+// nullopt when `keep` does not want the job: known once its id and comment were read, so the
+// fields after them are neither read nor stepped over.
+std::optional<JobInfo> DecodeJob(const Dialect& dialect, value v, const std::string& path,
+                                 const JobFilter* keep) {
   object o;
   if (v.get_object().get(o)) throw ShapeError{path, "an object"};
   JobInfo j;
   std::string stdout_expanded, standard_output;
+  bool seen_id = false, seen_comment = false;
   for (auto field : o) {
     std::string_view key;
     if (field.unescaped_key().get(key)) throw ShapeError{path, "an object"};
     const Where at(path, key);
-    switch (JobKeyOf(key)) {
+    const JobKey job_key = JobKeyOf(key);
+    seen_id |= job_key == JobKey::kJobId;
+    seen_comment |= job_key == JobKey::kComment;
+    switch (job_key) {
       case JobKey::kOther:
         break;
       case JobKey::kJobId: {
@@ -295,6 +302,10 @@ JobInfo DecodeJob(const Dialect& dialect, value v, const std::string& path) {
           }
         }
         break;
+    }
+    if (keep && seen_id && seen_comment) {
+      if (!Wants(*keep, j.job_id, j.comment)) return std::nullopt;
+      keep = nullptr;  // wanted: read whole
     }
   }
   j.standard_output = stdout_expanded.empty() ? standard_output : stdout_expanded;
@@ -377,7 +388,8 @@ Result<JobListAnswer> DecodeJobList(const Dialect& dialect, std::string& body) {
           for (auto job : jobs) {
             value v;
             if (job.get(v)) throw ShapeError{"jobs[" + std::to_string(i) + "]", "a job"};
-            answer.jobs.push_back(DecodeJob(dialect, v, "jobs[" + std::to_string(i) + "]"));
+            answer.jobs.push_back(
+                *DecodeJob(dialect, v, "jobs[" + std::to_string(i) + "]", nullptr));
             ++i;
           }
         } else if (key == "last_update") {
@@ -386,6 +398,7 @@ Result<JobListAnswer> DecodeJobList(const Dialect& dialect, std::string& body) {
         }
       });
   if (!decoded) return std::unexpected(decoded.error());
+  answer.listed = answer.jobs.size();
   return answer;
 }
 
@@ -456,7 +469,8 @@ JobDecoder::JobDecoder(const Dialect& dialect)
 
 JobDecoder::~JobDecoder() = default;
 
-Result<JobInfo> JobDecoder::Decode(std::string& text, const std::string& path) {
+Result<std::optional<JobInfo>> JobDecoder::Decode(std::string& text, const std::string& path,
+                                                  const JobFilter* keep) {
   const size_t size = text.size();
   text.reserve(size + simdjson::SIMDJSON_PADDING);
   simdjson::ondemand::document doc;
@@ -468,7 +482,7 @@ Result<JobInfo> JobDecoder::Decode(std::string& text, const std::string& path) {
   try {
     value v;
     if (doc.get_value().get(v)) throw ShapeError{path, "a job"};
-    return DecodeJob(dialect_, v, path);
+    return DecodeJob(dialect_, v, path, keep);
   } catch (const ShapeError& e) {
     return Fail(Code::kInternal, "expected " + e.expected, e.path);
   }

@@ -13,12 +13,14 @@
 #include "base/error.h"
 #include "slurm/dialect.h"
 #include "slurm/job.h"
+#include "slurm/job_filter.h"
 #include "slurm/response_errors.h"
 
 namespace slurmfleet::slurm {
 
 struct JobListAnswer {
   std::vector<JobInfo> jobs;
+  size_t listed = 0;                    // jobs in the answer, kept or not
   std::optional<uint64_t> last_update;  // unset, infinite or absent: nullopt
   std::vector<SlurmMessage> errors;
   std::vector<SlurmMessage> warnings;
@@ -67,8 +69,11 @@ class JobDecoder {
   JobDecoder& operator=(const JobDecoder&) = delete;
 
   // `text` gets spare capacity for the parser's padding. `path` names the job in errors
-  // ("jobs[3]"): kInternal naming the field when the job has another shape.
-  Result<JobInfo> Decode(std::string& text, const std::string& path);
+  // ("jobs[3]"): kInternal naming the field when the job has another shape. With `keep`, nullopt
+  // for a job it does not want, read only up to its id and comment; a job that lacks either is
+  // read whole.
+  Result<std::optional<JobInfo>> Decode(std::string& text, const std::string& path,
+                                        const JobFilter* keep = nullptr);
 
  private:
   struct Parser;

@@ -22,7 +22,8 @@ constexpr size_t kMaxSearchedJob = 1 << 20;
 
 }  // namespace
 
-JobListStream::JobListStream(const Dialect& dialect) : dialect_(dialect), decoder_(dialect) {}
+JobListStream::JobListStream(const Dialect& dialect, const JobFilter* keep)
+    : dialect_(dialect), decoder_(dialect), keep_(keep) {}
 
 void JobListStream::Reset() {
   skeleton_.clear();
@@ -30,6 +31,7 @@ void JobListStream::Reset() {
   key_.clear();
   close_indent_.clear();
   jobs_.clear();
+  jobs_read_ = 0;
   error_.reset();
   part_ = Part::kSkeleton;
   depth_ = 0;
@@ -210,18 +212,19 @@ std::string_view JobListStream::Scan(std::string_view bytes) {
 }
 
 void JobListStream::EndJob() {
-  Result<JobInfo> job = decoder_.Decode(job_, "jobs[" + std::to_string(jobs_.size()) + "]");
+  Result<std::optional<JobInfo>> job =
+      decoder_.Decode(job_, "jobs[" + std::to_string(jobs_read_++) + "]", keep_);
   job_.clear();
   if (!job) {
     error_ = job.error();
     return;
   }
-  jobs_.push_back(std::move(*job));
+  if (*job) jobs_.push_back(std::move(**job));
 }
 
 void JobListStream::Malformed(std::string what) {
   error_ = Error{Code::kInternal, "not JSON as slurmrestd writes it: " + std::move(what),
-                 "jobs[" + std::to_string(jobs_.size()) + "]"};
+                 "jobs[" + std::to_string(jobs_read_) + "]"};
 }
 
 Result<JobListAnswer> JobListStream::Finish() {
@@ -233,6 +236,7 @@ Result<JobListAnswer> JobListStream::Finish() {
   Result<JobListAnswer> answer = DecodeJobList(dialect_, skeleton_);
   if (!answer) return answer;
   answer->jobs = std::move(jobs_);
+  answer->listed = jobs_read_;
   jobs_.clear();
   return answer;
 }

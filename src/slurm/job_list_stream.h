@@ -26,7 +26,9 @@ namespace slurmfleet::slurm {
 
 class JobListStream final : public BodyStream {
  public:
-  explicit JobListStream(const Dialect& dialect);
+  // With `keep` (which must outlive the stream), the answer holds only the jobs it wants; the
+  // others are read only up to their id and comment (JobDecoder).
+  explicit JobListStream(const Dialect& dialect, const JobFilter* keep = nullptr);
 
   // Forgets what an earlier (failed) attempt wrote.
   void Reset();
@@ -58,7 +60,9 @@ class JobListStream final : public BodyStream {
   std::string job_;           // the job object being received
   std::string key_;           // the last string at depth 1: the key of the value that follows
   std::string close_indent_;  // "\n" + the indentation of the job being received, when searched
+  const JobFilter* keep_;
   std::vector<JobInfo> jobs_;
+  size_t jobs_read_ = 0;  // kept or not: names the job in errors ("jobs[3]")
   std::optional<Error> error_;
   Part part_ = Part::kSkeleton;
   int depth_ = 0;

@@ -67,6 +67,11 @@ Result<std::vector<JobInfo>> LazyClient::GetJob(const JobRef& j) {
 Result<JobsSnapshot> LazyClient::JobsChangedSince(std::optional<Seconds> since) {
   return OnConnected(*this, [&](RestClient& c) { return c.JobsChangedSince(since); });
 }
+
+Result<JobsSnapshot> LazyClient::JobsChangedSince(std::optional<Seconds> since,
+                                                  const JobFilter& keep) {
+  return OnConnected(*this, [&](RestClient& c) { return c.JobsChangedSince(since, keep); });
+}
 Result<std::vector<JobStateEntry>> LazyClient::JobStates(const std::vector<uint32_t>& ids) {
   return OnConnected(*this, [&](RestClient& c) { return c.JobStates(ids); });
 }

@@ -29,6 +29,8 @@ class LazyClient final : public Client {
   Result<SubmitReceipt> SubmitHet(const std::vector<JobRequest>& components) override;
   Result<std::vector<JobInfo>> GetJob(const JobRef& job) override;
   Result<JobsSnapshot> JobsChangedSince(std::optional<Seconds> since) override;
+  Result<JobsSnapshot> JobsChangedSince(std::optional<Seconds> since,
+                                        const JobFilter& keep) override;
   Result<std::vector<JobStateEntry>> JobStates(const std::vector<uint32_t>& ids) override;
   Result<std::vector<JobStateEntry>> AllJobStates() override;
   Result<std::vector<JobInfo>> ListJobs(std::string_view name_prefix) override;

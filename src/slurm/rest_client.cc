@@ -212,9 +212,10 @@ Result<Answer> RestClient::GetDecoded(const std::string& path, JobListStream* st
   }
 }
 
-Result<JobListAnswer> RestClient::CallJobList(const std::string& path, size_t expected_jobs) {
+Result<JobListAnswer> RestClient::CallJobList(const std::string& path, size_t expected_jobs,
+                                              const JobFilter* keep) {
   // decoded as it arrives: a full list is never held whole
-  JobListStream stream(*dialect_);
+  JobListStream stream(*dialect_, keep);
   stream.Reserve(expected_jobs);
   return GetDecoded<JobListAnswer>(path, &stream, [&stream](const std::string& body) {
     if (!body.empty()) stream.Write(body);  // a transport that does not stream
@@ -407,11 +408,21 @@ Result<std::vector<JobInfo>> RestClient::GetJob(const JobRef& job) {
 }
 
 Result<JobsSnapshot> RestClient::JobsChangedSince(std::optional<Seconds> since) {
+  return ListChangedSince(since, nullptr);
+}
+
+Result<JobsSnapshot> RestClient::JobsChangedSince(std::optional<Seconds> since,
+                                                  const JobFilter& keep) {
+  return ListChangedSince(since, &keep);
+}
+
+Result<JobsSnapshot> RestClient::ListChangedSince(std::optional<Seconds> since,
+                                                  const JobFilter* keep) {
   std::string path = dialect_->Path("/jobs/");
   if (since) path += "?update_time=" + std::to_string(since->time_since_epoch().count());
   // about as many jobs as the last list that came back whole, plus those submitted since: room
   // for them is made once
-  Result<JobListAnswer> answer = CallJobList(path, expected_list_jobs_.load());
+  Result<JobListAnswer> answer = CallJobList(path, expected_list_jobs_.load(), keep);
   if (!answer) return std::unexpected(answer.error());
   if (!answer->jobs.empty()) {
     expected_list_jobs_.store(answer->jobs.size() + answer->jobs.size() / 16);
@@ -420,6 +431,7 @@ Result<JobsSnapshot> RestClient::JobsChangedSince(std::optional<Seconds> since) 
   // "nothing changed" is an empty list with last_update 0 (and a warning saying so)
   snapshot.changed = !(answer->jobs.empty() && since && !answer->last_update);
   snapshot.jobs = std::move(answer->jobs);
+  snapshot.listed = answer->listed;
   snapshot.last_update =
       answer->last_update
           ? Seconds(std::chrono::seconds(static_cast<int64_t>(*answer->last_update)))

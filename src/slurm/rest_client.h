@@ -63,6 +63,8 @@ class RestClient final : public Client {
   Result<SubmitReceipt> SubmitHet(const std::vector<JobRequest>& components) override;
   Result<std::vector<JobInfo>> GetJob(const JobRef& job) override;
   Result<JobsSnapshot> JobsChangedSince(std::optional<Seconds> since) override;
+  Result<JobsSnapshot> JobsChangedSince(std::optional<Seconds> since,
+                                        const JobFilter& keep) override;
   Result<std::vector<JobStateEntry>> JobStates(const std::vector<uint32_t>& ids) override;
   Result<std::vector<JobStateEntry>> AllJobStates() override;
   Result<std::vector<JobInfo>> ListJobs(std::string_view name_prefix) override;
@@ -89,8 +91,11 @@ class RestClient final : public Client {
   template <typename Answer, typename Decode>
   Result<Answer> GetDecoded(const std::string& path, JobListStream* stream, Decode decode);
   // A GET whose answer is a job list, decoded job by job as it arrives (it can be tens of MB),
-  // into room made for `expected_jobs`.
-  Result<JobListAnswer> CallJobList(const std::string& path, size_t expected_jobs);
+  // into room made for `expected_jobs`; only the jobs `keep` wants, when given.
+  Result<JobListAnswer> CallJobList(const std::string& path, size_t expected_jobs,
+                                    const JobFilter* keep = nullptr);
+  // Both JobsChangedSince: every job without `keep`.
+  Result<JobsSnapshot> ListChangedSince(std::optional<Seconds> since, const JobFilter* keep);
   Result<HttpResponse> SendOnce(const std::string& method, const std::string& path,
                                 const std::string& body, JobListStream* stream);
   // A 2xx answer's JSON; kUnavailable (idempotent) or kUnknownOutcome when it is not JSON.

@@ -521,6 +521,25 @@ TEST_F(EngineTest, AnUnsureSubmissionFollowsItsLiveJobNotAnEndedCopy) {
   EXPECT_EQ(Get(key).phase, Phase::kPending);
 }
 
+TEST_F(EngineTest, AJobWhoseTagWasEditedAwayIsStillTrackedByItsId) {
+  // Full lists leave out jobs that are not ours; a job we track is ours by its id whatever its
+  // comment now says (an admin's `scontrol update comment=`), so it is never taken for lost.
+  uint32_t other = slurm_.AddForeignJob("someone's job", "alice");
+  std::string key = Add("run-24");
+  engine_->Tick();
+  uint32_t id = *Get(key).job_id;
+  slurm_.SetComment(id, "edited by an admin");
+  slurm_.SetState(id, {"RUNNING"});
+  for (int i = 0; i < 5; ++i) {
+    Advance(31s);
+    slurm_.Touch();
+    PassStats stats = engine_->Tick();
+    EXPECT_TRUE(stats.full_list);
+  }
+  EXPECT_EQ(Get(key).phase, Phase::kRunning);
+  EXPECT_EQ(slurm_.jobs().at(other).state.base, slurm::BaseState::kRunning);  // never touched
+}
+
 TEST_F(EngineTest, ALiveSubmissionsJobIsNeverAnOrphan) {
   std::string key = Add("run-14");
   engine_->Tick();

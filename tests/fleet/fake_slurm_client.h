@@ -70,6 +70,17 @@ class FakeSlurmClient final : public slurm::Client {
     return Fail(Code::kNotFound, "no such job", "GET");
   }
 
+  // Leaves out the jobs `keep` does not want, as RestClient does.
+  Result<slurm::JobsSnapshot> JobsChangedSince(std::optional<slurm::Seconds> since,
+                                               const slurm::JobFilter& keep) override {
+    Result<slurm::JobsSnapshot> all = JobsChangedSince(since);
+    if (all) {
+      std::erase_if(all->jobs, [&](const slurm::JobInfo& j) {
+        return !slurm::Wants(keep, j.job_id, j.comment);
+      });
+    }
+    return all;
+  }
   Result<slurm::JobsSnapshot> JobsChangedSince(std::optional<slurm::Seconds> since) override {
     ++list_calls;
     if (auto hook = std::exchange(while_listing, nullptr)) hook();
@@ -84,6 +95,7 @@ class FakeSlurmClient final : public slurm::Client {
       return s;
     }
     for (const auto& [id, j] : jobs_) s.jobs.push_back(j);
+    s.listed = s.jobs.size();
     return s;
   }
   Result<std::vector<slurm::JobStateEntry>> JobStates(const std::vector<uint32_t>& ids) override {
@@ -122,6 +134,10 @@ class FakeSlurmClient final : public slurm::Client {
   }
 
   // --- knobs
+  void SetComment(uint32_t id, std::string comment) {
+    jobs_.at(id).comment = std::move(comment);
+    Touch();
+  }
   void SetState(uint32_t id, std::vector<std::string> state, std::string reason = "None") {
     jobs_.at(id).state = slurm::ParseJobState(state);
     jobs_.at(id).state_reason = std::move(reason);

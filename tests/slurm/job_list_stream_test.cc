@@ -11,8 +11,9 @@ namespace slurmfleet::slurm {
 namespace {
 
 // `text` written in pieces of `piece` bytes.
-Result<JobListAnswer> Stream(const Dialect& dialect, std::string_view text, size_t piece) {
-  JobListStream stream(dialect);
+Result<JobListAnswer> Stream(const Dialect& dialect, std::string_view text, size_t piece,
+                             const JobFilter* keep = nullptr) {
+  JobListStream stream(dialect, keep);
   for (size_t at = 0; at < text.size(); at += piece) stream.Write(text.substr(at, piece));
   return stream.Finish();
 }
@@ -49,6 +50,35 @@ TEST_P(JobListStreamRecordedTest, DecodesLikeTheWholeAnswerInPiecesOfAnySize) {
       EXPECT_FALSE(expected->jobs.empty()) << "a real list";
     }
   }
+}
+
+TEST_P(JobListStreamRecordedTest, AFilterKeepsTheJobsItWantsWholeAndOnlyThose) {
+  const Dialect& dialect = *FindDialect(GetParam());
+  const std::string text = ReadTestdata(GetParam() + "/jobs.json");
+  std::string whole = text;
+  Result<JobListAnswer> all = DecodeJobList(dialect, whole);
+  ASSERT_TRUE(all) << all.error().ToString();
+  // the recorder's tagged jobs, and one untagged job named by its id
+  const JobFilter keep{"slurmfleet:rec", {4}};
+  std::vector<JobInfo> wanted;
+  for (const JobInfo& j : all->jobs) {
+    if (j.comment.starts_with("slurmfleet:rec") || j.job_id == 4) wanted.push_back(j);
+  }
+  ASSERT_GE(wanted.size(), 2u);
+  ASSERT_LT(wanted.size(), all->jobs.size()) << "the recording has jobs to leave out";
+  for (size_t piece : {size_t{1}, size_t{7}, size_t{16384}, text.size()}) {
+    Result<JobListAnswer> got = Stream(dialect, text, piece, &keep);
+    ASSERT_TRUE(got) << "in pieces of " << piece << ": " << got.error().ToString();
+    EXPECT_EQ(got->jobs, wanted) << "in pieces of " << piece;
+    EXPECT_EQ(got->listed, all->jobs.size());
+    EXPECT_EQ(got->last_update, all->last_update);
+  }
+  // wanting nothing leaves every job out, and still counts them
+  const JobFilter none;
+  Result<JobListAnswer> empty = Stream(dialect, text, 16384, &none);
+  ASSERT_TRUE(empty) << empty.error().ToString();
+  EXPECT_TRUE(empty->jobs.empty());
+  EXPECT_EQ(empty->listed, all->jobs.size());
 }
 
 INSTANTIATE_TEST_SUITE_P(AllVersions, JobListStreamRecordedTest,
@@ -147,6 +177,33 @@ TEST(JobListStreamTest, NamesWhereAnAnswerIsNotWhatSlurmrestdSends) {
   EXPECT_FALSE(Stream(V45(), "", 1));
   EXPECT_FALSE(Stream(V45(), "]", 1));
   EXPECT_FALSE(Stream(V45(), "<html>proxy error</html>", 4));
+}
+
+TEST(JobListStreamTest, AFilterReadsAJobOnlyUpToItsIdAndComment) {
+  // The unwanted job's later fields are never read, so their shape does not matter; a wanted
+  // job's do, and a job without a comment is read whole. Errors still name the job by its place
+  // in the answer, counting those left out.
+  const JobFilter keep{"slurmfleet:a:", {7}};
+  Result<JobListAnswer> got = Stream(V45(),
+                                     R"({"jobs": [
+    {"comment": "someone else's", "job_id": 1, "job_state": "not an array"},
+    {"comment": "slurmfleet:a:k1", "job_id": 2, "job_state": ["RUNNING"]},
+    {"job_id": 7, "comment": "", "job_state": ["PENDING"]}]})",
+                                     5, &keep);
+  ASSERT_TRUE(got) << got.error().ToString();
+  ASSERT_EQ(got->jobs.size(), 2u);
+  EXPECT_EQ(got->jobs[0].job_id, 2u);
+  EXPECT_EQ(got->jobs[0].state.base, BaseState::kRunning);
+  EXPECT_EQ(got->jobs[1].job_id, 7u);
+  EXPECT_EQ(got->listed, 3u);
+
+  Result<JobListAnswer> bad = Stream(V45(),
+                                     R"({"jobs": [
+    {"comment": "", "job_id": 1},
+    {"job_id": 3, "job_state": "not an array", "comment": ""}]})",
+                                     100, &keep);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().where, "jobs[1].job_state");
 }
 
 TEST(JobListStreamTest, ResetForgetsAnEarlierAttempt) {
