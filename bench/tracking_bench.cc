@@ -1,6 +1,7 @@
 // Tracking N held jobs on the real testbed: one batched request per cycle (what slurmfleet does)
 // against one GET per job (what per-agent pollers such as the Java plugin do), measured side by
-// side in one run; plus the parse throughput of a real N-job GET /jobs body.
+// side in one run; plus the decode cost of a real N-job GET /jobs body, whole and with the
+// engine's filter when none of its jobs is ours (other users' jobs, as the daemon reads them).
 //
 //   tracking_bench [--jobs N] [--cycles C] [--api-version V] [--keep]
 // Needs SLURMRESTD_URL, SLURM_JWT_KEY (and SLURM_USER) as testbed/testbed.sh env prints them.
@@ -21,6 +22,7 @@
 #include "slurm/curl_transport.h"
 #include "slurm/dialect.h"
 #include "slurm/job_list_decoder.h"
+#include "slurm/job_list_stream.h"
 #include "slurm/rest_client.h"
 
 using namespace slurmfleet;
@@ -178,6 +180,28 @@ int main(int argc, char** argv) {
       "body\n",
       body->body.size() / (1024.0 * 1024.0), decoded / reps, mb / (parse_ms / 1000.0),
       parse_ms / reps);
+
+  // As the daemon reads a full list: split as it arrives (16 KB pieces) and decoded job by job,
+  // once whole and once with the engine's filter wanting none of these jobs, which is how it sees
+  // other users' jobs. Alternated, so both meet the same machine.
+  auto stream_ms = [&](const slurm::JobFilter* keep_only) {
+    return Ms([&] {
+      slurm::JobListStream stream(dialect, keep_only);
+      std::string_view text = body->body;
+      for (size_t at = 0; at < text.size(); at += 16384) stream.Write(text.substr(at, 16384));
+      if (auto answer = stream.Finish(); !answer) std::exit(Die(answer.error().ToString()));
+    });
+  };
+  const slurm::JobFilter others{"slurmfleet:not-this-cluster:", {}};
+  std::vector<double> whole_ms, filtered_ms;
+  for (int i = 0; i < reps; ++i) {
+    whole_ms.push_back(stream_ms(nullptr));
+    filtered_ms.push_back(stream_ms(&others));
+  }
+  std::cout << fmt::format(
+      "streamed decode of that body, median of {}: {:.2f} ms read whole, {:.2f} ms with the "
+      "engine's filter when none of the jobs is ours (ratio {:.2f})\n",
+      reps, Median(whole_ms), Median(filtered_ms), Median(filtered_ms) / Median(whole_ms));
 
   if (!keep) {
     for (uint32_t id : ids) (void)client.Cancel({id, ""});
