@@ -3,11 +3,13 @@
 // process RSS; and submit throughput of the engine against raw concurrent POSTs of the same job
 // to the same slurmrestd, as a ratio.
 //
-//   engine_bench [--jobs N] [--seconds S] [--raw-threads T] [--script-bytes B] [--quiet] [--keep]
+//   engine_bench [--jobs N] [--seconds S] [--raw-threads T] [--script-bytes B] [--others M]
+//                [--quiet] [--keep]
 // Each job's batch script is padded to B bytes (default 2048): the example templates' agents
 // render 2.2-3.2 KB requests, and the request is what every intent, row and pass carries.
 // While tracking, a job of someone else's is submitted before each pass, as on any cluster in use:
-// then every full list is the whole list. --quiet leaves the cluster still.
+// then every full list is the whole list. --quiet leaves the cluster still. --others M holds M more
+// jobs of someone else's (untagged) before tracking: a cluster where other users' jobs dominate.
 // Needs SLURMRESTD_URL and SLURM_JWT_KEY (eval "$(testbed/testbed.sh env)"). Not a test.
 #include <fmt/format.h>
 #include <sys/resource.h>
@@ -144,7 +146,7 @@ int Die(const std::string& why) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int jobs = 2000, seconds = 40, raw_threads = 0;  // 0: as many as the engine
+  int jobs = 2000, seconds = 40, raw_threads = 0, others = 0;  // raw_threads 0: as the engine
   size_t script_bytes = 2048;
   bool keep = false, quiet = false;
   for (int i = 1; i < argc; ++i) {
@@ -157,6 +159,8 @@ int main(int argc, char** argv) {
       raw_threads = std::atoi(argv[++i]);
     else if (a == "--script-bytes" && i + 1 < argc)
       script_bytes = std::strtoul(argv[++i], nullptr, 10);
+    else if (a == "--others" && i + 1 < argc)
+      others = std::atoi(argv[++i]);
     else if (a == "--keep")
       keep = true;
     else if (a == "--quiet")
@@ -164,7 +168,7 @@ int main(int argc, char** argv) {
     else
       return Die(
           "usage: engine_bench [--jobs N] [--seconds S] [--raw-threads T] [--script-bytes B] "
-          "[--quiet] [--keep]");
+          "[--others M] [--quiet] [--keep]");
   }
   const char* url = std::getenv("SLURMRESTD_URL");
   const char* key = std::getenv("SLURM_JWT_KEY");
@@ -328,6 +332,20 @@ int main(int argc, char** argv) {
       slurm::EncodeSubmit(*slurm::FindDialect("v0.0.45"),
                           std::vector<slurm::JobRequest>{Held("bench-other-" + instance, 0)}, false)
           .dump();
+  if (others > 0) {
+    std::atomic<int> next_other{0}, other_failures{0};
+    std::vector<std::thread> posters;
+    for (int k = 0; k < raw_threads; ++k) {
+      posters.emplace_back([&] {
+        while (next_other.fetch_add(1) < others) {
+          auto r = (*transport)->Send({"POST", "/slurm/v0.0.45/job/submit", other, token->jwt});
+          if (!r || r->status != 200) ++other_failures;
+        }
+      });
+    }
+    for (std::thread& p : posters) p.join();
+    if (other_failures > 0) return give_up("could not submit the other users' jobs");
+  }
   std::ofstream("/proc/self/clear_refs") << "5";  // the peak from here on is tracking's alone
   std::vector<double> light_cpu, full_cpu, all_cpu;
   std::vector<int> full_changes;  // state changes each full pass recorded (events written)
@@ -355,8 +373,10 @@ int main(int argc, char** argv) {
   const long rss_after = StatusKiB("VmRSS");  // before this bench's own asking
   auto all = (*client)->AllJobStates();
   size_t in_slurm = all ? all->size() : 0;
-  std::cout << fmt::format("tracking {} jobs ({} jobs in slurmctld), {} passes:\n", jobs, in_slurm,
-                           done);
+  std::cout << fmt::format(
+      "tracking {} jobs ({} jobs in slurmctld, {} of them held for someone else by --others), {} "
+      "passes:\n",
+      jobs, in_slurm, others, done);
   std::cout << fmt::format("  requests per pass: {:.2f}\n", double(requests) / done);
   std::cout << fmt::format("  light pass (jobs/state): {} passes, {:.2f} ms CPU (median)\n",
                            light_cpu.size(), Median(light_cpu));
