@@ -138,6 +138,24 @@ class MarkingTransport final : public slurm::Transport {
   long switches_at_first_get_ = 0;               // guarded by mu_
 };
 
+// POSTs `body` as a submit `count` times over `threads` threads, as fast as slurmrestd takes them;
+// returns how many failed.
+int PostConcurrently(slurm::Transport& transport, const std::string& body, const Secret& jwt,
+                     int count, int threads) {
+  std::atomic<int> next{0}, failures{0};
+  std::vector<std::thread> posters;
+  for (int k = 0; k < threads; ++k) {
+    posters.emplace_back([&] {
+      while (next.fetch_add(1) < count) {
+        auto r = transport.Send({"POST", "/slurm/v0.0.45/job/submit", body, jwt});
+        if (!r || r->status != 200) ++failures;
+      }
+    });
+  }
+  for (std::thread& p : posters) p.join();
+  return failures;
+}
+
 int Die(const std::string& why) {
   std::cerr << "engine_bench: " << why << "\n";
   return 1;
@@ -267,20 +285,10 @@ int main(int argc, char** argv) {
     if (round % stride != stride / 2 || round == rounds - 1) continue;
 
     // ... against raw concurrent POSTs of the same body, without any bookkeeping
-    std::atomic<int> next{0};
     t0 = Steady::now();
     cpu0 = CpuMs();
     switches0 = Switches();
-    std::vector<std::thread> posters;
-    for (int k = 0; k < raw_threads; ++k) {
-      posters.emplace_back([&] {
-        while (next.fetch_add(1) < round_size) {
-          auto r = (*transport)->Send({"POST", "/slurm/v0.0.45/job/submit", body, token->jwt});
-          if (!r || r->status != 200) ++failures;
-        }
-      });
-    }
-    for (std::thread& p : posters) p.join();
+    failures += PostConcurrently(**transport, body, token->jwt, round_size, raw_threads);
     const double raw_took = std::chrono::duration<double>(Steady::now() - t0).count();
     raw_s += raw_took;
     raw_round_s.push_back(raw_took / round_size);
@@ -332,20 +340,8 @@ int main(int argc, char** argv) {
       slurm::EncodeSubmit(*slurm::FindDialect("v0.0.45"),
                           std::vector<slurm::JobRequest>{Held("bench-other-" + instance, 0)}, false)
           .dump();
-  if (others > 0) {
-    std::atomic<int> next_other{0}, other_failures{0};
-    std::vector<std::thread> posters;
-    for (int k = 0; k < raw_threads; ++k) {
-      posters.emplace_back([&] {
-        while (next_other.fetch_add(1) < others) {
-          auto r = (*transport)->Send({"POST", "/slurm/v0.0.45/job/submit", other, token->jwt});
-          if (!r || r->status != 200) ++other_failures;
-        }
-      });
-    }
-    for (std::thread& p : posters) p.join();
-    if (other_failures > 0) return give_up("could not submit the other users' jobs");
-  }
+  if (others > 0 && PostConcurrently(**transport, other, token->jwt, others, raw_threads) > 0)
+    return give_up("could not submit the other users' jobs");
   std::ofstream("/proc/self/clear_refs") << "5";  // the peak from here on is tracking's alone
   std::vector<double> light_cpu, full_cpu, all_cpu;
   std::vector<int> full_changes;  // state changes each full pass recorded (events written)
