@@ -51,6 +51,17 @@ class EngineTest : public ::testing::Test {
     slurm_.now += d;
   }
 
+  // Past the orphan grace, `duplicate` (another job carrying `key`'s tag) is cancelled, and the
+  // submission keeps its own job running.
+  void ExpectDuplicateCollected(const std::string& key, uint32_t own, uint32_t duplicate) {
+    Advance(61s);
+    slurm_.Touch();
+    Settle();
+    EXPECT_EQ(slurm_.jobs().at(duplicate).state.base, slurm::BaseState::kCancelled);
+    EXPECT_NE(slurm_.jobs().at(own).state.base, slurm::BaseState::kCancelled);
+    EXPECT_EQ(Get(key).job_id, own);
+  }
+
   slurm::JobRequest Request(std::string name = "job") {
     slurm::JobRequest r;
     r.name = std::move(name);
@@ -475,12 +486,7 @@ TEST_F(EngineTest, ALateDuplicateOfALiveSubmissionIsCancelled) {
   uint32_t own = *Get(key).job_id;
   // a POST thought lost lands after the job was sent again: a second job with the same tag
   uint32_t late = slurm_.AddForeignJob("slurmfleet:test:run-21", "ci");
-  Advance(61s);
-  slurm_.Touch();
-  Settle();
-  EXPECT_EQ(slurm_.jobs().at(late).state.base, slurm::BaseState::kCancelled);
-  EXPECT_NE(slurm_.jobs().at(own).state.base, slurm::BaseState::kCancelled);
-  EXPECT_EQ(Get(key).job_id, own);
+  ExpectDuplicateCollected(key, own, late);
 }
 
 TEST_F(EngineTest, ADuplicateListedBeforeTheSubmissionsOwnJobIsCancelledToo) {
@@ -491,12 +497,7 @@ TEST_F(EngineTest, ADuplicateListedBeforeTheSubmissionsOwnJobIsCancelledToo) {
   engine_->Tick();
   uint32_t own = *Get(key).job_id;
   ASSERT_LT(early, own);
-  Advance(61s);
-  slurm_.Touch();
-  Settle();
-  EXPECT_EQ(slurm_.jobs().at(early).state.base, slurm::BaseState::kCancelled);
-  EXPECT_NE(slurm_.jobs().at(own).state.base, slurm::BaseState::kCancelled);
-  EXPECT_EQ(Get(key).job_id, own);
+  ExpectDuplicateCollected(key, own, early);
 }
 
 TEST_F(EngineTest, AnUnsureSubmissionFollowsItsLiveJobNotAnEndedCopy) {
