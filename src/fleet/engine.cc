@@ -3,6 +3,7 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <numeric>
 #include <random>
 #include <thread>
 
@@ -545,17 +546,28 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
   // sorted by id, searched by halves: built for every job in the cluster
   std::vector<std::pair<uint32_t, const slurm::JobInfo*>> by_id;
   if (snapshot.changed) {
-    tagged_.clear();
+    std::vector<TaggedJob> listed;  // in the list's order
     known_ids_.clear();
     by_id.reserve(snapshot.jobs.size());
     for (const slurm::JobInfo& job : snapshot.jobs) {
       by_id.emplace_back(job.job_id, &job);
       std::optional<JobTag> tag = ParseTag(job.comment);
       if (!tag || tag->instance != options_.instance) continue;
-      tagged_.emplace(std::move(tag->key),
-                      TaggedJob{job.job_id, job.sluid, job.state, job.state_reason,
-                                job.state_description, job.nodes, job.submit_time});
+      // a known state is read from its base and flags alone: no copy of the names it came from
+      slurm::JobState state{job.state.base, job.state.flags, {}};
+      if (state.base == slurm::BaseState::kUnknown) state.raw = job.state.raw;
+      listed.push_back(TaggedJob{std::move(tag->key), job.job_id, job.sluid, std::move(state),
+                                 job.state_reason, job.state_description, job.nodes,
+                                 job.submit_time});
     }
+    // by key, a key's jobs in list order; their places are sorted, not the records themselves
+    std::vector<uint32_t> order(listed.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::ranges::stable_sort(order, {},
+                             [&](uint32_t i) -> const std::string& { return listed[i].key; });
+    tagged_.clear();
+    tagged_.reserve(listed.size());
+    for (uint32_t i : order) tagged_.push_back(std::move(listed[i]));
     std::sort(by_id.begin(), by_id.end());
     known_ids_.reserve(by_id.size());
     for (const auto& [id, job] : by_id) known_ids_.push_back(id);
@@ -573,11 +585,11 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
       // Its job is the first live one with its tag, else the first: a copy that ended (a POST
       // thought lost that landed, then failed) must not decide the outcome while another runs.
       // Any other live job with the tag is a duplicate for CollectOrphans.
-      auto [first, last] = tagged_.equal_range(key);
-      auto found = std::find_if(first, last, [](const auto& e) { return Live(e.second.state); });
-      if (found == last) found = first;
-      if (found != last) {
-        const slurm::JobInfo job = found->second.AsJobInfo();
+      const auto same_key = std::ranges::equal_range(tagged_, key, {}, &TaggedJob::key);
+      auto found = std::ranges::find_if(same_key, [](const TaggedJob& t) { return Live(t.state); });
+      if (found == same_key.end()) found = same_key.begin();
+      if (found != same_key.end()) {
+        const slurm::JobInfo job = found->AsJobInfo();
         s.job_id = job.job_id;
         s.sluid = job.sluid;
         s.last_seen_at = now;
@@ -918,9 +930,10 @@ store::Event Engine::Outcome(store::Submission& sub, const Result<slurm::SubmitR
 }
 
 void Engine::CollectOrphans(PassStats& stats, int64_t poll_started) {
-  // Both maps are ordered by key: they are walked side by side, not searched once per job.
+  // Both are ordered by key: they are walked side by side, not searched once per job.
   auto live = active_.begin();
-  for (const auto& [key, job] : tagged_) {
+  for (const TaggedJob& job : tagged_) {
+    const std::string& key = job.key;
     if (!Live(job.state) || orphans_cancelled_.contains(job.job_id)) continue;
     while (live != active_.end() && live->first < key) ++live;
     // A live submission's own job is never an orphan; another job with its tag is a duplicate

@@ -215,6 +215,7 @@ class Engine {
   // What the last full list showed of a job carrying our tag: what adopting it or collecting it
   // as an orphan reads, not the whole record (a list can hold thousands of our jobs).
   struct TaggedJob {
+    std::string key;  // the submission key its tag carries
     uint32_t job_id = 0;
     std::string sluid;
     slurm::JobState state;
@@ -225,11 +226,12 @@ class Engine {
 
     slurm::JobInfo AsJobInfo() const;  // these fields set, the rest empty
   };
-  // The last full job list: our tagged jobs by key, and the ids (sorted) of the jobs it held
-  // whole (ours: tagged or tracked), with the time it was asked. A key can have several jobs (a
-  // POST thought lost that landed after all): each is kept, in the list's order (by id), so that
-  // every duplicate is seen and collected, whatever its id.
-  std::multimap<std::string, TaggedJob> tagged_;
+  // The last full job list: our tagged jobs sorted by key, and the ids (sorted) of the jobs it
+  // held whole (ours: tagged or tracked), with the time it was asked. A key can have several jobs
+  // (a POST thought lost that landed after all): each is kept, in the list's order (by id), so
+  // that every duplicate is seen and collected, whatever its id. A sorted vector, not a multimap:
+  // it is rebuilt at every full list, for thousands of jobs.
+  std::vector<TaggedJob> tagged_;
   std::vector<uint32_t> known_ids_;
   std::set<uint32_t> orphans_cancelled_;  // orphan jobs already cancelled (or refused): never again
   int64_t full_list_at_ = 0;
