@@ -3,7 +3,6 @@
 #include <malloc.h>
 
 #include <algorithm>
-#include <numeric>
 #include <random>
 #include <thread>
 
@@ -546,28 +545,29 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
   // sorted by id, searched by halves: built for every job in the cluster
   std::vector<std::pair<uint32_t, const slurm::JobInfo*>> by_id;
   if (snapshot.changed) {
-    std::vector<TaggedJob> listed;  // in the list's order
+    // Our tagged jobs by key, a key's jobs in list order: (key, place in the list) pairs are
+    // sorted, and each record is then built once, in place, in a vector that keeps its capacity.
+    std::vector<std::pair<std::string, size_t>> keyed;
     known_ids_.clear();
     by_id.reserve(snapshot.jobs.size());
-    for (const slurm::JobInfo& job : snapshot.jobs) {
+    for (size_t i = 0; i < snapshot.jobs.size(); ++i) {
+      const slurm::JobInfo& job = snapshot.jobs[i];
       by_id.emplace_back(job.job_id, &job);
       std::optional<JobTag> tag = ParseTag(job.comment);
-      if (!tag || tag->instance != options_.instance) continue;
+      if (tag && tag->instance == options_.instance) keyed.emplace_back(std::move(tag->key), i);
+    }
+    std::sort(keyed.begin(), keyed.end());
+    tagged_.clear();
+    tagged_.reserve(keyed.size());
+    for (auto& [key, i] : keyed) {
+      const slurm::JobInfo& job = snapshot.jobs[i];
       // a known state is read from its base and flags alone: no copy of the names it came from
       slurm::JobState state{job.state.base, job.state.flags, {}};
       if (state.base == slurm::BaseState::kUnknown) state.raw = job.state.raw;
-      listed.push_back(TaggedJob{std::move(tag->key), job.job_id, job.sluid, std::move(state),
-                                 job.state_reason, job.state_description, job.nodes,
-                                 job.submit_time});
+      tagged_.push_back(TaggedJob{std::move(key), job.job_id, job.sluid, std::move(state),
+                                  job.state_reason, job.state_description, job.nodes,
+                                  job.submit_time});
     }
-    // by key, a key's jobs in list order; their places are sorted, not the records themselves
-    std::vector<uint32_t> order(listed.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::ranges::stable_sort(order, {},
-                             [&](uint32_t i) -> const std::string& { return listed[i].key; });
-    tagged_.clear();
-    tagged_.reserve(listed.size());
-    for (uint32_t i : order) tagged_.push_back(std::move(listed[i]));
     std::sort(by_id.begin(), by_id.end());
     known_ids_.reserve(by_id.size());
     for (const auto& [id, job] : by_id) known_ids_.push_back(id);
