@@ -4,12 +4,14 @@
 // to the same slurmrestd, as a ratio.
 //
 //   engine_bench [--jobs N] [--seconds S] [--raw-threads T] [--script-bytes B] [--others M]
-//                [--quiet] [--keep]
+//                [--full-every F] [--quiet] [--keep]
 // Each job's batch script is padded to B bytes (default 2048): the example templates' agents
 // render 2.2-3.2 KB requests, and the request is what every intent, row and pass carries.
 // While tracking, a job of someone else's is submitted before each pass, as on any cluster in use:
 // then every full list is the whole list. --quiet leaves the cluster still. --others M holds M more
 // jobs of someone else's (untagged) before tracking: a cluster where other users' jobs dominate.
+// --full-every F asks for the full list every F seconds instead of the engine's 30 (it still
+// spaces lists by a second per thousand jobs), for more full passes to take a median of.
 // Needs SLURMRESTD_URL and SLURM_JWT_KEY (eval "$(testbed/testbed.sh env)"). Not a test.
 #include <fmt/format.h>
 #include <sys/resource.h>
@@ -164,7 +166,8 @@ int Die(const std::string& why) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int jobs = 2000, seconds = 40, raw_threads = 0, others = 0;  // raw_threads 0: as the engine
+  int jobs = 2000, seconds = 40, raw_threads = 0, others = 0,
+      full_every = 0;  // raw_threads 0: as the engine
   size_t script_bytes = 2048;
   bool keep = false, quiet = false;
   for (int i = 1; i < argc; ++i) {
@@ -179,6 +182,8 @@ int main(int argc, char** argv) {
       script_bytes = std::strtoul(argv[++i], nullptr, 10);
     else if (a == "--others" && i + 1 < argc)
       others = std::atoi(argv[++i]);
+    else if (a == "--full-every" && i + 1 < argc)
+      full_every = std::atoi(argv[++i]);
     else if (a == "--keep")
       keep = true;
     else if (a == "--quiet")
@@ -186,7 +191,7 @@ int main(int argc, char** argv) {
     else
       return Die(
           "usage: engine_bench [--jobs N] [--seconds S] [--raw-threads T] [--script-bytes B] "
-          "[--others M] [--quiet] [--keep]");
+          "[--others M] [--full-every F] [--quiet] [--keep]");
   }
   const char* url = std::getenv("SLURMRESTD_URL");
   const char* key = std::getenv("SLURM_JWT_KEY");
@@ -220,6 +225,7 @@ int main(int argc, char** argv) {
   eo.cloud = "bench";
   eo.instance = instance;
   eo.max_submits_per_pass = static_cast<size_t>(jobs);
+  if (full_every > 0) eo.full_list_interval = std::chrono::seconds(full_every);
   if (raw_threads <= 0) raw_threads = static_cast<int>(eo.submit_concurrency);
   auto engine = fleet::Engine::Create(**store, **client, clock, eo);
   if (!engine) return Die(engine.error().ToString());
