@@ -522,6 +522,37 @@ TEST_F(EngineTest, AnUnsureSubmissionFollowsItsLiveJobNotAnEndedCopy) {
   EXPECT_EQ(Get(key).phase, Phase::kPending);
 }
 
+TEST_F(EngineTest, TagsAreMatchedWhateverOrderTheirKeysAndJobIdsRunIn) {
+  // slurmrestd lists jobs by id, and keys that arrive over several passes sort otherwise: here
+  // each key sorts before the keys submitted ahead of it. Every unsure submission still finds its
+  // own job, and the orphan next to each is collected.
+  slurm_.dropped_responses = 12;
+  std::vector<std::string> keys;
+  std::vector<uint32_t> orphans;
+  for (int i = 11; i >= 0; --i) {
+    const std::string key = "k" + std::string(i < 10 ? "0" : "") + std::to_string(i);
+    orphans.push_back(slurm_.AddForeignJob("slurmfleet:test:" + key + "-gone", "ci"));
+    keys.push_back(Add(key));
+    engine_->Tick();
+  }
+  Settle();
+  for (const std::string& key : keys) {
+    store::Submission s = Get(key);
+    EXPECT_EQ(s.phase, Phase::kPending) << key;
+    ASSERT_TRUE(s.job_id) << key;
+    EXPECT_EQ(slurm_.jobs().at(*s.job_id).comment, "slurmfleet:test:" + key) << key;
+  }
+  Advance(61s);
+  slurm_.Touch();
+  Settle();
+  for (uint32_t orphan : orphans) {
+    EXPECT_EQ(slurm_.jobs().at(orphan).state.base, slurm::BaseState::kCancelled) << orphan;
+  }
+  for (const std::string& key : keys) {
+    EXPECT_EQ(slurm_.jobs().at(*Get(key).job_id).state.base, slurm::BaseState::kPending) << key;
+  }
+}
+
 TEST_F(EngineTest, AJobWhoseTagWasEditedAwayIsStillTrackedByItsId) {
   // Full lists leave out jobs that are not ours; a job we track is ours by its id whatever its
   // comment now says (an admin's `scontrol update comment=`), so it is never taken for lost.
