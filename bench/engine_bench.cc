@@ -166,8 +166,8 @@ int Die(const std::string& why) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int jobs = 2000, seconds = 40, raw_threads = 0, others = 0,
-      full_every = 0;  // raw_threads 0: as the engine
+  int jobs = 2000, seconds = 40, others = 0, full_every = 0;
+  int raw_threads = 0;  // 0: as many as the engine has POSTs in flight
   size_t script_bytes = 2048;
   bool keep = false, quiet = false;
   for (int i = 1; i < argc; ++i) {
