@@ -1567,13 +1567,18 @@ class JenkinsStandin::Impl {
     return JsonReply(req, full, kRootDefault);
   }
 
+  // The lists are read under the lock and pruned and written out after it, so that calls asked
+  // side by side are answered side by side, as Jenkins' request threads answer them.
   Reply QueueApi(const httplib::Request& req) {
-    std::lock_guard lock(mu_);
-    TimePoint now = SysClock::now();
     json items = json::array();
-    for (const QueueItem* item : QueueOrder()) items.push_back(ItemJson(*item, now));
-    json full = {
-        {"_class", "hudson.model.Queue"}, {"discoverableItems", json::array()}, {"items", items}};
+    {
+      std::lock_guard lock(mu_);
+      TimePoint now = SysClock::now();
+      for (const QueueItem* item : QueueOrder()) items.push_back(ItemJson(*item, now));
+    }
+    json full = {{"_class", "hudson.model.Queue"},
+                 {"discoverableItems", json::array()},
+                 {"items", std::move(items)}};
     return JsonReply(req, full, "discoverableItems,items[" + std::string(kItemDefault) + "]");
   }
 
@@ -1607,7 +1612,7 @@ class JenkinsStandin::Impl {
   // §2.5: runs nothing. The queue script is recognised by what it reads, and answered with the
   // JSON it would print; any other script prints nothing.
   Reply ScriptText(const httplib::Request& req) {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
     if (!administer_) {
       Reply reply = Html(403, options_.user + " is missing the Overall/Administer permission");
       reply.headers.emplace_back("X-You-Are-Authenticated-As", options_.user);
@@ -1633,6 +1638,7 @@ class JenkinsStandin::Impl {
            {"why", Why(*item, now)},
            {"task", task}});
     }
+    lock.unlock();
     // Groovy's JsonOutput escapes non-ASCII characters as \uXXXX.
     return Text(200, out.dump(-1, ' ', true, ordered_json::error_handler_t::replace) + "\n");
   }
@@ -1691,15 +1697,17 @@ class JenkinsStandin::Impl {
   }
 
   Reply ComputerSetApi(const httplib::Request& req) {
-    std::lock_guard lock(mu_);
-    TimePoint now = SysClock::now();
     json computers = json::array({BuiltInJson()});
     int busy = 0, total = 0;
-    for (const auto& [name, node] : nodes_) {
-      computers.push_back(ComputerJson(node, now));
-      if (!node.online()) continue;
-      total += node.num_executors;
-      for (const auto& slot : node.executors) busy += slot ? 1 : 0;
+    {
+      std::lock_guard lock(mu_);
+      TimePoint now = SysClock::now();
+      for (const auto& [name, node] : nodes_) {
+        computers.push_back(ComputerJson(node, now));
+        if (!node.online()) continue;
+        total += node.num_executors;
+        for (const auto& slot : node.executors) busy += slot ? 1 : 0;
+      }
     }
     json full = {{"_class", "hudson.model.ComputerSet"},
                  {"busyExecutors", busy},
