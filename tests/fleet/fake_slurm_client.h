@@ -1,9 +1,15 @@
 // FakeSlurmClient: a job table plus scripted failures, nothing more. Jobs change only when the
-// test says so (SetState, Forget) or through Submit/Cancel. Not thread-safe.
+// test says so (SetState, Forget) or through Submit/Cancel.
+//
+// Its calls may come from several threads at once, as the engine makes them (a job list on a
+// helper thread while intents are submitted, detail GETs side by side): each holds the fake's
+// lock, except the while_* hooks, which run outside it so that they may wait for the engine.
+// The knobs and counters below are set and read by the test between the engine's passes.
 #pragma once
 
 #include <functional>
 #include <map>
+#include <mutex>
 #include <utility>
 
 #include "slurm/client.h"
@@ -18,6 +24,149 @@ class FakeSlurmClient final : public slurm::Client {
   Result<slurm::PingReport> Ping() override { return slurm::PingReport{}; }
 
   Result<slurm::SubmitReceipt> Submit(const slurm::JobRequest& r) override {
+    std::lock_guard lock(mu_);
+    return SubmitLocked(r);
+  }
+  std::vector<Result<slurm::SubmitReceipt>> SubmitAll(const std::vector<slurm::JobRequest>& rs,
+                                                      size_t) override {
+    std::lock_guard lock(mu_);
+    ++submit_all_calls;
+    std::vector<Result<slurm::SubmitReceipt>> results;
+    for (const slurm::JobRequest& r : rs) results.push_back(SubmitLocked(r));
+    return results;
+  }
+  Result<slurm::SubmitReceipt> SubmitHet(const std::vector<slurm::JobRequest>& c) override {
+    return Submit(c.at(0));
+  }
+
+  Result<std::vector<slurm::JobInfo>> GetJob(const slurm::JobRef& ref) override {
+    std::lock_guard lock(mu_);
+    ++get_calls;
+    for (const auto& [id, j] : jobs_) {
+      if (id == ref.id || (!ref.sluid.empty() && j.sluid == ref.sluid))
+        return std::vector<slurm::JobInfo>{j};
+    }
+    return Fail(Code::kNotFound, "no such job", "GET");
+  }
+
+  // Leaves out the jobs `keep` does not want, as RestClient does.
+  Result<slurm::JobsSnapshot> JobsChangedSince(std::optional<slurm::Seconds> since,
+                                               const slurm::JobFilter& keep) override {
+    Result<slurm::JobsSnapshot> all = JobsChangedSince(since);
+    if (all) {
+      std::erase_if(all->jobs, [&](const slurm::JobInfo& j) {
+        return !slurm::Wants(keep, j.job_id, j.comment);
+      });
+    }
+    return all;
+  }
+  Result<slurm::JobsSnapshot> JobsChangedSince(std::optional<slurm::Seconds> since) override {
+    std::unique_lock lock(mu_);
+    ++list_calls;
+    if (auto hook = std::exchange(while_listing, nullptr)) {
+      lock.unlock();
+      hook();
+      lock.lock();
+    }
+    if (unavailable_lists > 0) {
+      --unavailable_lists;
+      return Fail(Code::kUnavailable, "connection refused", "GET");
+    }
+    slurm::JobsSnapshot s;
+    s.last_update = changed_at_;
+    if (since && *since >= changed_at_) {
+      s.changed = false;
+      return s;
+    }
+    for (const auto& [id, j] : jobs_) s.jobs.push_back(j);
+    s.listed = s.jobs.size();
+    return s;
+  }
+  Result<std::vector<slurm::JobStateEntry>> JobStates(const std::vector<uint32_t>& ids) override {
+    std::lock_guard lock(mu_);
+    return JobStatesLocked(ids);
+  }
+  Result<std::vector<slurm::JobStateEntry>> AllJobStates() override {
+    std::lock_guard lock(mu_);
+    std::vector<uint32_t> ids;
+    for (const auto& [id, j] : jobs_) ids.push_back(id);
+    ++all_state_calls;
+    return JobStatesLocked(ids);
+  }
+  Result<std::vector<slurm::JobInfo>> ListJobs(std::string_view) override { return {}; }
+
+  Status Cancel(const slurm::JobRef& ref, std::string_view) override {
+    std::unique_lock lock(mu_);
+    ++cancel_calls;
+    if (auto hook = std::exchange(while_cancelling, nullptr)) {
+      lock.unlock();
+      hook();
+      lock.lock();
+    }
+    auto it = jobs_.find(ref.id);
+    if (it == jobs_.end()) return Fail(Code::kNotFound, "no such job", "DELETE");
+    if (it->second.user_name != user_)
+      return Fail(Code::kRejected, "belongs to another user", "DELETE");
+    auto b = it->second.state.base;
+    if (b == slurm::BaseState::kPending || b == slurm::BaseState::kRunning) {
+      it->second.state = slurm::ParseJobState({"CANCELLED"});
+      Touch();
+    }
+    return {};
+  }
+
+  // --- knobs
+  void SetComment(uint32_t id, std::string comment) {
+    std::lock_guard lock(mu_);
+    jobs_.at(id).comment = std::move(comment);
+    Touch();
+  }
+  void SetState(uint32_t id, std::vector<std::string> state, std::string reason = "None") {
+    std::lock_guard lock(mu_);
+    jobs_.at(id).state = slurm::ParseJobState(state);
+    jobs_.at(id).state_reason = std::move(reason);
+    Touch();
+  }
+  void Forget(uint32_t id) {
+    std::lock_guard lock(mu_);
+    jobs_.erase(id);
+    Touch();
+  }
+  // A job someone else (another user, or no tag) runs.
+  uint32_t AddForeignJob(std::string comment, std::string user) {
+    std::lock_guard lock(mu_);
+    slurm::JobInfo j;
+    j.job_id = next_id_++;
+    j.comment = std::move(comment);
+    j.user_name = std::move(user);
+    j.state = slurm::ParseJobState({"RUNNING"});
+    j.submit_time = now;
+    jobs_[j.job_id] = j;
+    Touch();
+    return j.job_id;
+  }
+  // Read between passes, when no call is running.
+  const std::map<uint32_t, slurm::JobInfo>& jobs() const { return jobs_; }
+  const slurm::JobRequest& request_of(uint32_t id) const { return requests_.at(id); }
+  // Advance "Slurm time" with the test's clock so snapshots change.
+  void Touch() { changed_at_ = std::max(changed_at_ + std::chrono::seconds(1), now); }
+
+  slurm::Seconds now{std::chrono::seconds(1'800'000'000)};
+  // Runs once, inside the next JobsChangedSince, before it answers (on the engine's helper
+  // thread): a slow job list with something happening meanwhile.
+  std::function<void()> while_listing;
+  // The same, inside the next Cancel: a slow cancel with intents arriving meanwhile.
+  std::function<void()> while_cancelling;
+  int dropped_responses = 0;
+  int lost_before_slurm = 0;
+  int unavailable_submits = 0;
+  int unavailable_lists = 0;
+  int reject_submits = 0;
+  int submit_calls = 0, submit_all_calls = 0, list_calls = 0, state_calls = 0, all_state_calls = 0,
+      cancel_calls = 0, get_calls = 0;
+
+ private:
+  Result<slurm::SubmitReceipt> SubmitLocked(const slurm::JobRequest& r) {
     ++submit_calls;
     if (unavailable_submits > 0) {
       --unavailable_submits;
@@ -50,55 +199,7 @@ class FakeSlurmClient final : public slurm::Client {
     }
     return slurm::SubmitReceipt{job.job_id, "batch", "", {}};
   }
-  std::vector<Result<slurm::SubmitReceipt>> SubmitAll(const std::vector<slurm::JobRequest>& rs,
-                                                      size_t) override {
-    ++submit_all_calls;
-    std::vector<Result<slurm::SubmitReceipt>> results;
-    for (const slurm::JobRequest& r : rs) results.push_back(Submit(r));
-    return results;
-  }
-  Result<slurm::SubmitReceipt> SubmitHet(const std::vector<slurm::JobRequest>& c) override {
-    return Submit(c.at(0));
-  }
-
-  Result<std::vector<slurm::JobInfo>> GetJob(const slurm::JobRef& ref) override {
-    ++get_calls;
-    for (const auto& [id, j] : jobs_) {
-      if (id == ref.id || (!ref.sluid.empty() && j.sluid == ref.sluid))
-        return std::vector<slurm::JobInfo>{j};
-    }
-    return Fail(Code::kNotFound, "no such job", "GET");
-  }
-
-  // Leaves out the jobs `keep` does not want, as RestClient does.
-  Result<slurm::JobsSnapshot> JobsChangedSince(std::optional<slurm::Seconds> since,
-                                               const slurm::JobFilter& keep) override {
-    Result<slurm::JobsSnapshot> all = JobsChangedSince(since);
-    if (all) {
-      std::erase_if(all->jobs, [&](const slurm::JobInfo& j) {
-        return !slurm::Wants(keep, j.job_id, j.comment);
-      });
-    }
-    return all;
-  }
-  Result<slurm::JobsSnapshot> JobsChangedSince(std::optional<slurm::Seconds> since) override {
-    ++list_calls;
-    if (auto hook = std::exchange(while_listing, nullptr)) hook();
-    if (unavailable_lists > 0) {
-      --unavailable_lists;
-      return Fail(Code::kUnavailable, "connection refused", "GET");
-    }
-    slurm::JobsSnapshot s;
-    s.last_update = changed_at_;
-    if (since && *since >= changed_at_) {
-      s.changed = false;
-      return s;
-    }
-    for (const auto& [id, j] : jobs_) s.jobs.push_back(j);
-    s.listed = s.jobs.size();
-    return s;
-  }
-  Result<std::vector<slurm::JobStateEntry>> JobStates(const std::vector<uint32_t>& ids) override {
+  Result<std::vector<slurm::JobStateEntry>> JobStatesLocked(const std::vector<uint32_t>& ids) {
     ++state_calls;
     if (unavailable_lists > 0) {
       --unavailable_lists;
@@ -110,75 +211,8 @@ class FakeSlurmClient final : public slurm::Client {
     }
     return out;
   }
-  Result<std::vector<slurm::JobStateEntry>> AllJobStates() override {
-    std::vector<uint32_t> ids;
-    for (const auto& [id, j] : jobs_) ids.push_back(id);
-    ++all_state_calls;
-    return JobStates(ids);
-  }
-  Result<std::vector<slurm::JobInfo>> ListJobs(std::string_view) override { return {}; }
 
-  Status Cancel(const slurm::JobRef& ref, std::string_view) override {
-    ++cancel_calls;
-    if (auto hook = std::exchange(while_cancelling, nullptr)) hook();
-    auto it = jobs_.find(ref.id);
-    if (it == jobs_.end()) return Fail(Code::kNotFound, "no such job", "DELETE");
-    if (it->second.user_name != user_)
-      return Fail(Code::kRejected, "belongs to another user", "DELETE");
-    auto b = it->second.state.base;
-    if (b == slurm::BaseState::kPending || b == slurm::BaseState::kRunning) {
-      it->second.state = slurm::ParseJobState({"CANCELLED"});
-      Touch();
-    }
-    return {};
-  }
-
-  // --- knobs
-  void SetComment(uint32_t id, std::string comment) {
-    jobs_.at(id).comment = std::move(comment);
-    Touch();
-  }
-  void SetState(uint32_t id, std::vector<std::string> state, std::string reason = "None") {
-    jobs_.at(id).state = slurm::ParseJobState(state);
-    jobs_.at(id).state_reason = std::move(reason);
-    Touch();
-  }
-  void Forget(uint32_t id) {
-    jobs_.erase(id);
-    Touch();
-  }
-  // A job someone else (another user, or no tag) runs.
-  uint32_t AddForeignJob(std::string comment, std::string user) {
-    slurm::JobInfo j;
-    j.job_id = next_id_++;
-    j.comment = std::move(comment);
-    j.user_name = std::move(user);
-    j.state = slurm::ParseJobState({"RUNNING"});
-    j.submit_time = now;
-    jobs_[j.job_id] = j;
-    Touch();
-    return j.job_id;
-  }
-  const std::map<uint32_t, slurm::JobInfo>& jobs() const { return jobs_; }
-  const slurm::JobRequest& request_of(uint32_t id) const { return requests_.at(id); }
-  // Advance "Slurm time" with the test's clock so snapshots change.
-  void Touch() { changed_at_ = std::max(changed_at_ + std::chrono::seconds(1), now); }
-
-  slurm::Seconds now{std::chrono::seconds(1'800'000'000)};
-  // Runs once, inside the next JobsChangedSince, before it answers (on the engine's helper
-  // thread): a slow job list with something happening meanwhile.
-  std::function<void()> while_listing;
-  // The same, inside the next Cancel: a slow cancel with intents arriving meanwhile.
-  std::function<void()> while_cancelling;
-  int dropped_responses = 0;
-  int lost_before_slurm = 0;
-  int unavailable_submits = 0;
-  int unavailable_lists = 0;
-  int reject_submits = 0;
-  int submit_calls = 0, submit_all_calls = 0, list_calls = 0, state_calls = 0, all_state_calls = 0,
-      cancel_calls = 0, get_calls = 0;
-
- private:
+  std::mutex mu_;
   std::string user_;
   uint32_t next_id_ = 100;
   std::map<uint32_t, slurm::JobInfo> jobs_;
