@@ -141,6 +141,7 @@ class TimedJenkins final : public jenkins::Client {
     return Timed("GetComputer", [&] { return inner_.GetComputer(name); });
   }
   Status CreateNode(const jenkins::NodeSpec& node) override {
+    Stamp(node_asked_, node.name);
     Status s = Timed("CreateNode", [&] { return inner_.CreateNode(node); });
     Stamp(node_created_, node.name);
     return s;
@@ -173,6 +174,9 @@ class TimedJenkins final : public jenkins::Client {
     std::lock_guard lock(mu_);
     auto it = answer_of_.find(id);
     return it == answer_of_.end() ? 0 : it->second;
+  }
+  std::optional<Steady::time_point> NodeAsked(const std::string& n) const {
+    return Find(node_asked_, n);
   }
   std::optional<Steady::time_point> NodeCreated(const std::string& n) const {
     return Find(node_created_, n);
@@ -210,6 +214,7 @@ class TimedJenkins final : public jenkins::Client {
   uint64_t queue_answers_ = 0;
   std::map<int64_t, Steady::time_point> first_seen_;
   std::map<int64_t, uint64_t> answer_of_;
+  std::map<std::string, Steady::time_point> node_asked_;
   std::map<std::string, Steady::time_point> node_created_;
   std::map<std::string, Steady::time_point> secret_read_;
   std::map<std::string, std::vector<double>> durations_;
@@ -263,6 +268,13 @@ class TimedTransport final : public slurm::Transport {
     if (it == posts_.end()) return std::nullopt;
     return it->second;
   }
+  // When the POST was handed to the transport (for a wave, all of its POSTs at once).
+  std::optional<Steady::time_point> PostHandedOver(const std::string& name) const {
+    std::lock_guard lock(mu_);
+    auto it = handed_over_.find(name);
+    if (it == handed_over_.end()) return std::nullopt;
+    return it->second;
+  }
   std::map<std::string, std::vector<double>> Durations() const {
     std::lock_guard lock(mu_);
     return durations_;
@@ -305,7 +317,10 @@ class TimedTransport final : public slurm::Transport {
       }
     }
     std::lock_guard lock(mu_);
-    if (!name.empty()) posts_.try_emplace(name, sent);
+    if (!name.empty()) {
+      posts_.try_emplace(name, sent);
+      handed_over_.try_emplace(name, called);
+    }
     if (kind == "GET jobs/ (full list)") full_lists_.emplace_back(called, answered);
     durations_[kind].push_back(Ms(answered - sent));
   }
@@ -313,6 +328,7 @@ class TimedTransport final : public slurm::Transport {
   slurm::Transport& inner_;
   mutable std::mutex mu_;
   std::map<std::string, Steady::time_point> posts_;
+  std::map<std::string, Steady::time_point> handed_over_;
   std::map<std::string, std::vector<double>> durations_;
   std::vector<std::pair<Steady::time_point, Steady::time_point>> full_lists_;
 };
@@ -527,7 +543,9 @@ struct LatencyResult {
   std::vector<double> sight_to_post, enqueue_to_post, enqueue_to_sight;
   // the i-th item seen -> the i-th submit POST: the demand -> the agent it caused
   std::vector<double> fifo_sight_to_post, fifo_enqueue_to_post;
-  std::vector<double> sight_to_node, node_to_secret, secret_to_post;  // the last two per agent
+  // sight -> node asked for is i-th/i-th; the others are per agent
+  std::vector<double> sight_to_node_asked, node_asked_to_created, node_to_secret,
+      secret_to_handed_over, handed_over_to_post;
   // sight -> POST by the item's position among those first seen in the same Queue() answer
   std::map<std::string, std::vector<double>> requests, jenkins_calls;
 };
@@ -575,11 +593,11 @@ LatencyResult MeasureLatency(const Testbed& tb, const std::string& cloud, const 
   std::sort(posts.begin(), posts.end());
   std::vector<Steady::time_point> nodes;
   for (const fleet::Agent& a : agents) {
-    if (auto n = d.timed_jenkins().NodeCreated(a.name)) nodes.push_back(*n);
+    if (auto n = d.timed_jenkins().NodeAsked(a.name)) nodes.push_back(*n);
   }
   std::sort(nodes.begin(), nodes.end());
   for (size_t i = 0; i < std::min(nodes.size(), seen_enqueued.size()); ++i) {
-    out.sight_to_node.push_back(Ms(nodes[i] - seen_enqueued[i].first));
+    out.sight_to_node_asked.push_back(Ms(nodes[i] - seen_enqueued[i].first));
   }
   for (size_t i = 0; i < std::min(posts.size(), seen_enqueued.size()); ++i) {
     out.fifo_sight_to_post.push_back(Ms(posts[i] - seen_enqueued[i].first));
@@ -595,19 +613,26 @@ LatencyResult MeasureLatency(const Testbed& tb, const std::string& cloud, const 
     out.sight_to_post.push_back(ms);
     out.enqueue_to_post.push_back(Ms(*post - enq->second));
     out.enqueue_to_sight.push_back(Ms(*seen - enq->second));
+    auto asked = d.timed_jenkins().NodeAsked(a.name);
     auto node = d.timed_jenkins().NodeCreated(a.name);
     auto secret = d.timed_jenkins().SecretRead(a.name);
-    if (node && secret) {
+    auto handed = d.transport().PostHandedOver(a.name);
+    if (asked && node && secret && handed) {
+      out.node_asked_to_created.push_back(Ms(*node - *asked));
       out.node_to_secret.push_back(Ms(*secret - *node));
-      out.secret_to_post.push_back(Ms(*post - *secret));
+      out.secret_to_handed_over.push_back(Ms(*handed - *secret));
+      out.handed_over_to_post.push_back(Ms(*post - *handed));
     }
     if (g_detail) {
+      auto since_seen = [&](const std::optional<Steady::time_point>& t) {
+        return t ? Ms(*t - *seen) : NAN;
+      };
       std::cerr << fmt::format(
-          "  {} item {} answer {} enqueued {:.0f} seen +{:.0f} node +{:.0f} secret +{:.0f} POST "
-          "+{:.0f} ms\n",
+          "  {} item {} answer {} enqueued {:.0f} seen +{:.0f} node asked +{:.1f} created +{:.1f} "
+          "secret +{:.1f} handed over +{:.1f} POST +{:.1f} ms\n",
           a.name, a.item_id, d.timed_jenkins().AnswerOf(a.item_id),
-          Ms(enq->second - enqueued.begin()->second), Ms(*seen - enq->second),
-          node ? Ms(*node - *seen) : NAN, secret ? Ms(*secret - *seen) : NAN, ms);
+          Ms(enq->second - enqueued.begin()->second), Ms(*seen - enq->second), since_seen(asked),
+          since_seen(node), since_seen(secret), since_seen(handed), ms);
     }
   }
   if (g_detail) {
@@ -880,9 +905,11 @@ int main(int argc, char** argv) {
          "bench/README.md)\n";
   for (const LatencyResult* r : {&poll, &woken}) {
     std::cout << "  where first sight -> POST goes (" << r->mode << "):\n";
-    std::cout << Row("  sight -> node created (i-th/i-th)", r->sight_to_node);
+    std::cout << Row("  sight -> node asked for (i-th/i-th)", r->sight_to_node_asked);
+    std::cout << Row("  node asked for -> created", r->node_asked_to_created);
     std::cout << Row("  node created -> secret read", r->node_to_secret);
-    std::cout << Row("  secret read -> POST (intent recorded, sent)", r->secret_to_post);
+    std::cout << Row("  secret read -> POST handed over (recorded)", r->secret_to_handed_over);
+    std::cout << Row("  handed over -> POST left (connected)", r->handed_over_to_post);
     std::cout << "  slurmrestd requests of the engine (" << r->mode << " run), ms:\n";
     for (const auto& [kind, v] : r->requests) std::cout << Row("  " + kind, v);
     std::cout << "  Jenkins calls of the provisioner (" << r->mode << " run), ms:\n";
