@@ -546,7 +546,7 @@ struct LatencyResult {
   // sight -> node asked for is i-th/i-th; the others are per agent
   std::vector<double> sight_to_node_asked, node_asked_to_created, node_to_secret,
       secret_to_handed_over, handed_over_to_post;
-  // sight -> POST by the item's position among those first seen in the same Queue() answer
+  // each slurmrestd request's and Jenkins call's duration, by kind
   std::map<std::string, std::vector<double>> requests, jenkins_calls;
 };
 
