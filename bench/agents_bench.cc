@@ -57,6 +57,7 @@
 #include "jenkins/standin/standin_agent_install.h"
 #include "launch/agent_name.h"
 #include "launch/render.h"
+#include "pressure_sampler.h"
 #include "slurm/curl_transport.h"
 #include "slurm/rest_client.h"
 
@@ -548,6 +549,15 @@ struct LatencyResult {
       secret_to_handed_over, handed_over_to_post;
   // each slurmrestd request's and Jenkins call's duration, by kind
   std::map<std::string, std::vector<double>> requests, jenkins_calls;
+  // each wave (i-th/i-th), from the sight of its first item to its last POST: its slowest item,
+  // and how long some task of the machine waited for a CPU, and for I/O, meanwhile
+  struct Wave {
+    int index = 0;
+    double slowest_ms = 0;
+    bench::PressureSampler::Window cpu;
+  };
+  std::vector<Wave> waves;
+  double sampler_cpu_ms = 0;
 };
 
 bool g_detail = false;  // --detail: one line per agent on stderr
@@ -560,6 +570,7 @@ LatencyResult MeasureLatency(const Testbed& tb, const std::string& cloud, const 
   Daemon d(tb, cloud, items + 10, dir);
   std::this_thread::sleep_for(1s);  // first passes of both loops (full job list, node list)
 
+  bench::PressureSampler pressure(1ms);
   std::map<int64_t, Steady::time_point> enqueued;
   for (int done = 0, w = 0; done < items; ++w) {
     for (int k = 0; k < wave && done < items; ++k, ++done) {
@@ -579,6 +590,8 @@ LatencyResult MeasureLatency(const Testbed& tb, const std::string& cloud, const 
     if (posted >= items) break;
     std::this_thread::sleep_for(100ms);
   }
+  pressure.Stop();
+  out.sampler_cpu_ms = pressure.OwnCpuMs();
   d.Stop();
 
   std::vector<Steady::time_point> posts;
@@ -602,6 +615,19 @@ LatencyResult MeasureLatency(const Testbed& tb, const std::string& cloud, const 
   for (size_t i = 0; i < std::min(posts.size(), seen_enqueued.size()); ++i) {
     out.fifo_sight_to_post.push_back(Ms(posts[i] - seen_enqueued[i].first));
     out.fifo_enqueue_to_post.push_back(Ms(posts[i] - seen_enqueued[i].second));
+  }
+  const size_t paired = std::min(posts.size(), seen_enqueued.size());
+  for (size_t first = 0; first < paired; first += static_cast<size_t>(wave)) {
+    const size_t end = std::min(paired, first + static_cast<size_t>(wave));
+    LatencyResult::Wave w;
+    w.index = static_cast<int>(first) / wave;
+    Steady::time_point last_post = posts[first];
+    for (size_t i = first; i < end; ++i) {
+      w.slowest_ms = std::max(w.slowest_ms, out.fifo_sight_to_post[i]);
+      last_post = std::max(last_post, posts[i]);
+    }
+    w.cpu = pressure.Between(seen_enqueued[first].first, last_post);
+    out.waves.push_back(w);
   }
   for (const fleet::Agent& a : agents) {
     auto post = d.transport().PostSent(a.name);
@@ -836,6 +862,30 @@ std::string Row(const std::string& label, const std::vector<double>& v) {
                      Percentile(v, 99), v.empty() ? NAN : *std::max_element(v.begin(), v.end()));
 }
 
+// The slowest waves beside the median one: whether their extra time went waiting for a CPU.
+std::string WaveCpuReport(const LatencyResult& r) {
+  if (r.waves.empty()) return "";
+  std::vector<LatencyResult::Wave> waves = r.waves;
+  std::sort(waves.begin(), waves.end(),
+            [](const auto& a, const auto& b) { return a.slowest_ms > b.slowest_ms; });
+  std::string out = fmt::format(
+      "    a wave's tail beside the machine's pressure (from the first sight to the wave's last "
+      "POST, rounded out to the 1 ms samples of /proc/pressure/{{cpu,io}}; the sampler used "
+      "{:.0f} ms of CPU):\n",
+      r.sampler_cpu_ms);
+  auto line = [&](const std::string& what, const LatencyResult::Wave& w) {
+    out += fmt::format(
+        "      {:<9} wave {:>2}: slowest item {:>5.1f} ms; of its {:>5.1f} ms, some task waited "
+        "{:>5.1f} ms for a CPU, {:>5.1f} ms for I/O\n",
+        what, w.index, w.slowest_ms, w.cpu.span_ms, w.cpu.cpu_stall_ms, w.cpu.io_stall_ms);
+  };
+  const size_t worst = std::min<size_t>(3, waves.size());
+  for (size_t i = 0; i < worst; ++i) line(i == 0 ? "slowest:" : "", waves[i]);
+  line("median:", waves[waves.size() / 2]);
+  line("fastest:", waves.back());
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -910,6 +960,7 @@ int main(int argc, char** argv) {
     std::cout << Row("  node created -> secret read", r->node_to_secret);
     std::cout << Row("  secret read -> POST handed over (recorded)", r->secret_to_handed_over);
     std::cout << Row("  handed over -> POST left (connected)", r->handed_over_to_post);
+    std::cout << WaveCpuReport(*r);
     std::cout << "  slurmrestd requests of the engine (" << r->mode << " run), ms:\n";
     for (const auto& [kind, v] : r->requests) std::cout << Row("  " + kind, v);
     std::cout << "  Jenkins calls of the provisioner (" << r->mode << " run), ms:\n";

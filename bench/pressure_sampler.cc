@@ -1,0 +1,88 @@
+#include "pressure_sampler.h"
+
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace slurmfleet::bench {
+
+namespace {
+
+// "some avg10=... avg60=... avg300=... total=<us>" on the first line
+uint64_t ReadSomeTotalUs(int fd) {
+  char buf[256];
+  const ssize_t n = fd < 0 ? -1 : ::pread(fd, buf, sizeof buf - 1, 0);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  const char* at = std::strstr(buf, "total=");
+  return at ? std::strtoull(at + 6, nullptr, 10) : 0;
+}
+
+}  // namespace
+
+PressureSampler::PressureSampler(std::chrono::milliseconds every)
+    : cpu_fd_(::open("/proc/pressure/cpu", O_RDONLY | O_CLOEXEC)),
+      io_fd_(::open("/proc/pressure/io", O_RDONLY | O_CLOEXEC)) {
+  samples_.push_back(Take());
+  thread_ = std::thread([this, every] { Loop(every); });
+}
+
+PressureSampler::~PressureSampler() {
+  Stop();
+  for (int fd : {cpu_fd_, io_fd_}) {
+    if (fd >= 0) ::close(fd);
+  }
+}
+
+void PressureSampler::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+PressureSampler::Sample PressureSampler::Take() const {
+  return {Steady::now(), ReadSomeTotalUs(cpu_fd_), ReadSomeTotalUs(io_fd_)};
+}
+
+void PressureSampler::Loop(std::chrono::milliseconds every) {
+  for (;;) {
+    std::this_thread::sleep_for(every);
+    const Sample s = Take();
+    std::lock_guard lock(mu_);
+    samples_.push_back(s);
+    if (stop_) break;
+  }
+  timespec used{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &used);
+  std::lock_guard lock(mu_);
+  sampler_cpu_ms_ =
+      static_cast<double>(used.tv_sec) * 1e3 + static_cast<double>(used.tv_nsec) / 1e6;
+}
+
+PressureSampler::Window PressureSampler::Between(Steady::time_point from,
+                                                 Steady::time_point to) const {
+  std::lock_guard lock(mu_);
+  auto after_from =
+      std::upper_bound(samples_.begin(), samples_.end(), from,
+                       [](Steady::time_point t, const Sample& s) { return t < s.at; });
+  auto first = after_from == samples_.begin() ? after_from : std::prev(after_from);
+  auto last = std::lower_bound(samples_.begin(), samples_.end(), to,
+                               [](const Sample& s, Steady::time_point t) { return s.at < t; });
+  if (last == samples_.end()) last = std::prev(samples_.end());
+  return {static_cast<double>(last->cpu_stall_us - first->cpu_stall_us) / 1e3,
+          static_cast<double>(last->io_stall_us - first->io_stall_us) / 1e3,
+          std::chrono::duration<double, std::milli>(last->at - first->at).count()};
+}
+
+double PressureSampler::OwnCpuMs() const {
+  std::lock_guard lock(mu_);
+  return sampler_cpu_ms_;
+}
+
+}  // namespace slurmfleet::bench
