@@ -550,7 +550,8 @@ struct LatencyResult {
   // each slurmrestd request's and Jenkins call's duration, by kind
   std::map<std::string, std::vector<double>> requests, jenkins_calls;
   // each wave (i-th/i-th), from the sight of its first item to its last POST: its slowest item,
-  // and how long some task of the machine waited for a CPU, and for I/O, meanwhile
+  // and how long some task of the machine waited for a CPU, and for I/O, and what the host took
+  // from the VM's CPUs, meanwhile
   struct Wave {
     int index = 0;
     double slowest_ms = 0;
@@ -870,14 +871,15 @@ std::string WaveCpuReport(const LatencyResult& r) {
             [](const auto& a, const auto& b) { return a.slowest_ms > b.slowest_ms; });
   std::string out = fmt::format(
       "    a wave's tail beside the machine's pressure (from the first sight to the wave's last "
-      "POST, rounded out to the 1 ms samples of /proc/pressure/{{cpu,io}}; the sampler used "
-      "{:.0f} ms of CPU):\n",
+      "POST, rounded out to the 1 ms samples of /proc/pressure/{{cpu,io}} and of the steal in "
+      "/proc/stat, 10 ms ticks; the sampler used {:.0f} ms of CPU):\n",
       r.sampler_cpu_ms);
   auto line = [&](const std::string& what, const LatencyResult::Wave& w) {
     out += fmt::format(
         "      {:<9} wave {:>2}: slowest item {:>5.1f} ms; of its {:>5.1f} ms, some task waited "
-        "{:>5.1f} ms for a CPU, {:>5.1f} ms for I/O\n",
-        what, w.index, w.slowest_ms, w.cpu.span_ms, w.cpu.cpu_stall_ms, w.cpu.io_stall_ms);
+        "{:>5.1f} ms for a CPU, {:>5.1f} ms for I/O; steal {:>3.0f} ms\n",
+        what, w.index, w.slowest_ms, w.cpu.span_ms, w.cpu.cpu_stall_ms, w.cpu.io_stall_ms,
+        w.cpu.steal_ms);
   };
   const size_t worst = std::min<size_t>(3, waves.size());
   for (size_t i = 0; i < worst; ++i) line(i == 0 ? "slowest:" : "", waves[i]);

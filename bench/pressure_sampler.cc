@@ -22,18 +22,36 @@ uint64_t ReadSomeTotalUs(int fd) {
   return at ? std::strtoull(at + 6, nullptr, 10) : 0;
 }
 
+// "cpu  user nice system idle iowait irq softirq steal ..." on the first line
+uint64_t ReadStealTicks(int fd) {
+  char buf[256];
+  const ssize_t n = fd < 0 ? -1 : ::pread(fd, buf, sizeof buf - 1, 0);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  const char* at = buf + 3;  // past "cpu"
+  uint64_t field = 0;
+  for (int i = 0; i < 8; ++i) {
+    char* end = nullptr;
+    field = std::strtoull(at, &end, 10);
+    if (end == at) return 0;
+    at = end;
+  }
+  return field;
+}
+
 }  // namespace
 
 PressureSampler::PressureSampler(std::chrono::milliseconds every)
     : cpu_fd_(::open("/proc/pressure/cpu", O_RDONLY | O_CLOEXEC)),
-      io_fd_(::open("/proc/pressure/io", O_RDONLY | O_CLOEXEC)) {
+      io_fd_(::open("/proc/pressure/io", O_RDONLY | O_CLOEXEC)),
+      stat_fd_(::open("/proc/stat", O_RDONLY | O_CLOEXEC)) {
   samples_.push_back(Take());
   thread_ = std::thread([this, every] { Loop(every); });
 }
 
 PressureSampler::~PressureSampler() {
   Stop();
-  for (int fd : {cpu_fd_, io_fd_}) {
+  for (int fd : {cpu_fd_, io_fd_, stat_fd_}) {
     if (fd >= 0) ::close(fd);
   }
 }
@@ -47,7 +65,8 @@ void PressureSampler::Stop() {
 }
 
 PressureSampler::Sample PressureSampler::Take() const {
-  return {Steady::now(), ReadSomeTotalUs(cpu_fd_), ReadSomeTotalUs(io_fd_)};
+  return {Steady::now(), ReadSomeTotalUs(cpu_fd_), ReadSomeTotalUs(io_fd_),
+          ReadStealTicks(stat_fd_)};
 }
 
 void PressureSampler::Loop(std::chrono::milliseconds every) {
@@ -77,6 +96,8 @@ PressureSampler::Window PressureSampler::Between(Steady::time_point from,
   if (last == samples_.end()) last = std::prev(samples_.end());
   return {static_cast<double>(last->cpu_stall_us - first->cpu_stall_us) / 1e3,
           static_cast<double>(last->io_stall_us - first->io_stall_us) / 1e3,
+          static_cast<double>(last->steal_ticks - first->steal_ticks) * 1e3 /
+              static_cast<double>(::sysconf(_SC_CLK_TCK)),
           std::chrono::duration<double, std::milli>(last->at - first->at).count()};
 }
 
