@@ -15,7 +15,7 @@ namespace slurmfleet::slurm {
 struct Dialect {
   std::string_view version;  // "v0.0.45"
   bool has_sluid;            // job_info.step_id.sluid exists (v0.0.44+)
-  bool has_stdout_expanded;  // job_info.stdout_expanded exists (v0.0.43+)
+  bool has_stdout_expanded;  // job_info.stdout_expanded and stderr_expanded exist (v0.0.43+)
   bool deprecated;           // v0.0.42: deprecated in 26.05, gone in 26.11
 
   // "/slurm/v0.0.45" + path.

@@ -147,6 +147,9 @@ enum class JobKey {
   kCurrentWorkingDirectory,
   kStandardOutput,
   kStdoutExpanded,
+  kStandardError,
+  kStderrExpanded,
+  kBatchHost,
   kHetJobId,
   kHetJobOffset,
   kStepId,
@@ -181,6 +184,7 @@ JobKey JobKeyOf(std::string_view key) {
       if (key == "start_time") return JobKey::kStartTime;
       if (key == "time_limit") return JobKey::kTimeLimit;
       if (key == "het_job_id") return JobKey::kHetJobId;
+      if (key == "batch_host") return JobKey::kBatchHost;
       break;
     case 11:
       if (key == "submit_time") return JobKey::kSubmitTime;
@@ -190,10 +194,12 @@ JobKey JobKeyOf(std::string_view key) {
       break;
     case 14:
       if (key == "het_job_offset") return JobKey::kHetJobOffset;
+      if (key == "standard_error") return JobKey::kStandardError;
       break;
     case 15:
       if (key == "standard_output") return JobKey::kStandardOutput;
       if (key == "stdout_expanded") return JobKey::kStdoutExpanded;
+      if (key == "stderr_expanded") return JobKey::kStderrExpanded;
       break;
     case 17:
       if (key == "state_description") return JobKey::kStateDescription;
@@ -212,7 +218,7 @@ std::optional<JobInfo> DecodeJob(const Dialect& dialect, value v, const std::str
   object o;
   if (v.get_object().get(o)) throw ShapeError{path, "an object"};
   JobInfo j;
-  std::string stdout_expanded, standard_output;
+  std::string stdout_expanded, standard_output, stderr_expanded, standard_error;
   bool seen_id = false, seen_comment = false;
   for (auto field : o) {
     std::string_view key;
@@ -283,6 +289,15 @@ std::optional<JobInfo> DecodeJob(const Dialect& dialect, value v, const std::str
       case JobKey::kStdoutExpanded:
         if (dialect.has_stdout_expanded) stdout_expanded = String(field.value(), at);
         break;
+      case JobKey::kStandardError:
+        standard_error = String(field.value(), at);
+        break;
+      case JobKey::kStderrExpanded:
+        if (dialect.has_stdout_expanded) stderr_expanded = String(field.value(), at);
+        break;
+      case JobKey::kBatchHost:
+        j.batch_host = String(field.value(), at);
+        break;
       case JobKey::kHetJobId:
         if (auto n = NoVal(field.value(), at); n && *n != 0) {
           j.het_job_id = static_cast<uint32_t>(*n);
@@ -309,6 +324,8 @@ std::optional<JobInfo> DecodeJob(const Dialect& dialect, value v, const std::str
     }
   }
   j.standard_output = stdout_expanded.empty() ? standard_output : stdout_expanded;
+  j.standard_error = stderr_expanded.empty() ? standard_error : stderr_expanded;
+  if (j.standard_error == j.standard_output) j.standard_error.clear();
   if (!j.het_job_id) j.het_job_offset.reset();
   return j;
 }

@@ -18,6 +18,21 @@ std::string ExitPart(const ExitCode& e) {
   return {};
 }
 
+// Where the script's output went, for a job whose script ran and failed: the first place an
+// operator looks, and slurmrestd cannot show it.
+std::string OutputPart(const JobInfo& job) {
+  auto useful = [](const std::string& path) { return !path.empty() && path != "/dev/null"; };
+  if (!useful(job.standard_output) && !useful(job.standard_error)) return {};
+  std::string text = "; the script's ";
+  if (useful(job.standard_output)) text += "output is in " + job.standard_output;
+  if (useful(job.standard_error)) {
+    text +=
+        (useful(job.standard_output) ? ", its errors in " : "errors are in ") + job.standard_error;
+  }
+  if (!job.batch_host.empty()) text += " on node " + job.batch_host;
+  return text;
+}
+
 }  // namespace
 
 std::string DescribeOutcome(const JobInfo& job) {
@@ -32,11 +47,14 @@ std::string DescribeOutcome(const JobInfo& job) {
       return state + ", " +
              (ExitPart(job.exit_code).empty() ? "exit code 0" : ExitPart(job.exit_code));
     case BaseState::kTimeout:
-      return state + (job.time_limit_minutes ? " after its time limit of " +
-                                                   std::to_string(*job.time_limit_minutes) + " min"
-                                             : " after its time limit");
+      return state +
+             (job.time_limit_minutes
+                  ? " after its time limit of " + std::to_string(*job.time_limit_minutes) + " min"
+                  : " after its time limit") +
+             OutputPart(job);
     case BaseState::kOutOfMemory:
-      return state + ": the job used more memory than it asked for; raise memory_per_node";
+      return state + ": the job used more memory than it asked for; raise memory_per_node" +
+             OutputPart(job);
     case BaseState::kNodeFail:
       return state + ": a node of the job failed" +
              (job.nodes.empty() ? "" : " (" + job.nodes + ")") + SlurmSays(job);
@@ -54,7 +72,7 @@ std::string DescribeOutcome(const JobInfo& job) {
                SlurmSays(job);
       }
       return state + (ExitPart(job.exit_code).empty() ? "" : ", " + ExitPart(job.exit_code)) +
-             SlurmSays(job);
+             SlurmSays(job) + OutputPart(job);
     default:
       return state + (ExitPart(job.exit_code).empty() ? "" : ", " + ExitPart(job.exit_code)) +
              SlurmSays(job);

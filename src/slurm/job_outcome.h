@@ -12,8 +12,11 @@ namespace slurmfleet::slurm {
 // a batch job up, most often because the working directory cannot be entered or created.
 inline constexpr int kSetupFailureSignal = 53;
 
-// e.g. "COMPLETED, exit code 0", "FAILED, exit code 3", "TIMEOUT after its time limit of 10 min",
+// e.g. "COMPLETED, exit code 0", "TIMEOUT after its time limit of 10 min",
 // "FAILED before the script ran: ... working directory '/x' ... (Slurm: RaisedSignal:53(...))".
+// A job whose script ran and failed, timed out or ran out of memory also says where the script's
+// output went: "FAILED, exit code 3 (Slurm: NonZeroExitCode); the script's output is in
+// /w/slurm-7.out on node n1".
 // For a job that has not ended it names the state and the pending reason.
 std::string DescribeOutcome(const JobInfo& job);
 

@@ -38,6 +38,8 @@ TEST_P(DialectTest, DecodesARunningJob) {
   EXPECT_EQ(job->state.base, BaseState::kRunning);
   EXPECT_EQ(job->state_reason, "None");
   EXPECT_FALSE(job->nodes.empty());
+  EXPECT_EQ(job->batch_host, job->nodes);  // one node: it runs the script
+  EXPECT_EQ(job->standard_error, "");      // unset: errors go to the output's file
   EXPECT_EQ(job->time_limit_minutes, 5u);
   EXPECT_EQ(job->current_working_directory, "/home/ci/jobs");
   ASSERT_TRUE(job->submit_time && job->start_time);

@@ -52,5 +52,54 @@ TEST(JobOutcomeTest, OutOfMemorySaysWhatToRaise) {
   EXPECT_NE(DescribeOutcome(Ended({"OUT_OF_MEMORY"})).find("memory_per_node"), std::string::npos);
 }
 
+JobInfo RanOn(std::vector<std::string> state) {
+  JobInfo j = Ended(std::move(state));
+  j.current_working_directory = "/w";
+  j.standard_output = "/w/slurm-7.out";
+  j.batch_host = "n1";
+  return j;
+}
+
+TEST(JobOutcomeTest, AScriptThatFailedSaysWhereItsOutputWent) {
+  JobInfo j = RanOn({"FAILED"});
+  j.exit_code.return_code = 255;
+  j.state_reason = "NonZeroExitCode";
+  EXPECT_EQ(DescribeOutcome(j),
+            "FAILED, exit code 255 (Slurm: NonZeroExitCode); the script's output is in "
+            "/w/slurm-7.out on node n1");
+  j.standard_error = "/w/slurm-7.err";
+  EXPECT_EQ(DescribeOutcome(j),
+            "FAILED, exit code 255 (Slurm: NonZeroExitCode); the script's output is in "
+            "/w/slurm-7.out, its errors in /w/slurm-7.err on node n1");
+  j.standard_output = "/dev/null";
+  EXPECT_EQ(DescribeOutcome(j),
+            "FAILED, exit code 255 (Slurm: NonZeroExitCode); the script's errors are in "
+            "/w/slurm-7.err on node n1");
+  j.standard_error = "/dev/null";
+  EXPECT_EQ(DescribeOutcome(j), "FAILED, exit code 255 (Slurm: NonZeroExitCode)");
+}
+
+TEST(JobOutcomeTest, TimeoutAndOutOfMemorySayWhereTheOutputWent) {
+  JobInfo timeout = RanOn({"TIMEOUT"});
+  timeout.time_limit_minutes = 10;
+  EXPECT_EQ(DescribeOutcome(timeout),
+            "TIMEOUT after its time limit of 10 min; the script's output is in /w/slurm-7.out on "
+            "node n1");
+  const std::string oom = DescribeOutcome(RanOn({"OUT_OF_MEMORY"}));
+  EXPECT_TRUE(oom.ends_with("; the script's output is in /w/slurm-7.out on node n1")) << oom;
+}
+
+TEST(JobOutcomeTest, NoOutputIsNamedWhereTheScriptNeverRanOrDidNotFail) {
+  // slurmstepd could not enter the working directory: no output file was written
+  JobInfo setup = RanOn({"FAILED"});
+  setup.exit_code.signal = kSetupFailureSignal;
+  EXPECT_EQ(DescribeOutcome(setup).find("output is in"), std::string::npos)
+      << DescribeOutcome(setup);
+  JobInfo ok = RanOn({"COMPLETED"});
+  ok.exit_code.return_code = 0;
+  EXPECT_EQ(DescribeOutcome(ok), "COMPLETED, exit code 0");
+  EXPECT_EQ(DescribeOutcome(RanOn({"CANCELLED"})), "CANCELLED");
+}
+
 }  // namespace
 }  // namespace slurmfleet::slurm
