@@ -17,10 +17,12 @@
 #
 # Knobs: TESTBED_SUITE [sid] (sid = Slurm 26.05, API v0.0.42-45; trixie = Slurm 24.11, v0.0.40-42)
 #        TESTBED_ROOT [/var/lib/slurmfleet-testbed/$SUITE]  TESTBED_NODES [2]  TESTBED_USER [ci]
-#        TESTBED_REST_PORT [6820]  TESTBED_MIRROR [the host's apt mirror]  TESTBED_APPTAINER [0]
+#        TESTBED_REST_PORT [6820]  TESTBED_MIRROR [the host's apt mirror]
+#        TESTBED_APPTAINER [1 on sid, 0 on trixie: Debian trixie has no apptainer package]
 #        TESTBED_APT_CACHE [/var/cache/slurmfleet-testbed-apt]  TESTBED_TOKEN_LIFESPAN [86400]
 # `env` also prints SLURM_API_VERSION, the newest API version the suite serves (v0.0.45 on sid,
-# v0.0.42 on trixie): the integration tests speak it.
+# v0.0.42 on trixie): the integration tests speak it; and TESTBED_APPTAINER, 1 when the rootfs has
+# apptainer, so that Slurm jobs can run Apptainer images.
 # A warm re-run on a healthy testbed changes nothing. When a daemon is down or slurm.conf changed,
 # every testbed process is stopped and the cluster starts from an empty state: recovered state
 # would show the killed jobs as RUNNING forever.
@@ -34,7 +36,7 @@ NODES=${TESTBED_NODES:-2}
 TUSER=${TESTBED_USER:-ci}
 REST_PORT=${TESTBED_REST_PORT:-6820}
 LIFESPAN=${TESTBED_TOKEN_LIFESPAN:-86400}
-APPTAINER=${TESTBED_APPTAINER:-0}
+APPTAINER=${TESTBED_APPTAINER:-}
 APT_CACHE=${TESTBED_APT_CACHE-/var/cache/slurmfleet-testbed-apt}
 PKGS="slurmctld slurmd slurmrestd slurm-client slurm-wlm-jwt-plugin munge"
 URL="http://127.0.0.1:$REST_PORT"
@@ -46,6 +48,13 @@ log() { local d=$((($(date +%s%N) - T0) / 100000000)); printf '[testbed %3d.%ds]
 die() { log "ERROR: $*"; exit 1; }
 
 [ "$(id -u)" = 0 ] || die "must run as root (it creates a rootfs and starts daemons)"
+case "$SUITE:$APPTAINER" in
+  trixie:1) die "TESTBED_APPTAINER=1 needs TESTBED_SUITE=sid: Debian trixie has no apptainer package" ;;
+  trixie:) APPTAINER=0 ;;
+  *:) APPTAINER=1 ;;
+  *:0 | *:1) ;;
+  *) die "TESTBED_APPTAINER is '$APPTAINER'; use 1 (install apptainer in the rootfs) or 0" ;;
+esac
 # Slurm clients authenticate as $SLURM_JWT's user when it is set: keep a caller's token out of the
 # admin commands run here.
 unset SLURM_JWT
@@ -259,6 +268,7 @@ export SLURM_JWT_KEY=$R/etc/slurm/jwt_hs256.key
 export TESTBED_ROOT=$R
 export TESTBED_SUITE=$SUITE
 export SLURM_API_VERSION=$API_VERSION
+export TESTBED_APPTAINER=$([ -x "$R/usr/bin/apptainer" ] && echo 1 || echo 0)
 EOT
 }
 
