@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "base/run_concurrently.h"
+#include "slurm/job_outcome.h"
 #include "slurm/request_codec.h"
 
 namespace slurmfleet::fleet {
@@ -665,9 +666,13 @@ void Engine::Observe(store::Submission& s, const slurm::JobInfo& job, int64_t no
   s.sluid = job.sluid.empty() ? s.sluid : job.sluid;
   if (!d.failure.empty()) s.failure = d.failure;
   ++stats.state_changes;
-  seen.Record(s, EventTypeFor(s.phase),
-              "Slurm job " + std::to_string(job.job_id) + ": " + StateText(job) +
-                  (d.failure.empty() ? "" : ": " + d.failure));
+  std::string message = "Slurm job " + std::to_string(job.job_id) + ": " + StateText(job) +
+                        (d.failure.empty() ? "" : ": " + d.failure);
+  // a failure names the output already (DescribeOutcome); a success says where to find it
+  if (s.phase == Phase::kSucceeded) {
+    if (std::string where = slurm::OutputLocation(job); !where.empty()) message += "; " + where;
+  }
+  seen.Record(s, EventTypeFor(s.phase), message);
   if (fail_fast) seen.stuck.emplace_back(&s, slurm::JobRef{job.job_id, job.sluid});
 }
 

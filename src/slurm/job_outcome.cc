@@ -18,12 +18,18 @@ std::string ExitPart(const ExitCode& e) {
   return {};
 }
 
-// Where the script's output went, for a job whose script ran and failed: the first place an
-// operator looks, and slurmrestd cannot show it.
+// A failed script's output is the first place an operator looks, and slurmrestd cannot show it.
 std::string OutputPart(const JobInfo& job) {
+  std::string where = OutputLocation(job);
+  return where.empty() ? where : "; " + where;
+}
+
+}  // namespace
+
+std::string OutputLocation(const JobInfo& job) {
   auto useful = [](const std::string& path) { return !path.empty() && path != "/dev/null"; };
   if (!useful(job.standard_output) && !useful(job.standard_error)) return {};
-  std::string text = "; the script's ";
+  std::string text = "the script's ";
   if (useful(job.standard_output)) text += "output is in " + job.standard_output;
   if (useful(job.standard_error)) {
     text +=
@@ -32,8 +38,6 @@ std::string OutputPart(const JobInfo& job) {
   if (!job.batch_host.empty()) text += " on node " + job.batch_host;
   return text;
 }
-
-}  // namespace
 
 std::string DescribeOutcome(const JobInfo& job) {
   const std::string state = JobStateString(job.state);

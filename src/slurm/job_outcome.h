@@ -20,4 +20,9 @@ inline constexpr int kSetupFailureSignal = 53;
 // For a job that has not ended it names the state and the pending reason.
 std::string DescribeOutcome(const JobInfo& job);
 
+// Where the batch script's output went, from the job's (expanded) standard_output and
+// standard_error and its batch_host: "the script's output is in /w/slurm-7.out on node n1", with
+// ", its errors in /w/slurm-7.err" when they go elsewhere. Empty when Slurm names no file.
+std::string OutputLocation(const JobInfo& job);
+
 }  // namespace slurmfleet::slurm

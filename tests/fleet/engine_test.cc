@@ -405,6 +405,29 @@ TEST_F(EngineTest, StateChangesBecomeEventsAndTheEndIsRecorded) {
       << messages;
 }
 
+TEST_F(EngineTest, AnEndedJobsEventSaysWhereItsOutputWent) {
+  std::string ok = Add("run-ok");
+  std::string bad = Add("run-bad");
+  engine_->Tick();
+  for (const std::string& key : {ok, bad}) {
+    uint32_t id = *Get(key).job_id;
+    slurm_.SetOutput(id, "/w/slurm-" + std::to_string(id) + ".out", "n2");
+    slurm_.SetState(id, {key == ok ? "COMPLETED" : "FAILED"});
+  }
+  Settle();
+  for (const std::string& key : {ok, bad}) {
+    auto events = store_->Events(key, 0, 100);
+    ASSERT_TRUE(events);
+    ASSERT_FALSE(events->empty());
+    EXPECT_EQ(events->back().type, key == ok ? "finished" : "failed");
+    EXPECT_TRUE(events->back().message.ends_with("; the script's output is in /w/slurm-" +
+                                                 std::to_string(*Get(key).job_id) +
+                                                 ".out on node n2"))
+        << events->back().message;
+  }
+  EXPECT_NE(Get(bad).failure.find("output is in /w/slurm-"), std::string::npos) << Get(bad).failure;
+}
+
 TEST_F(EngineTest, StartDetailsWaitAMomentButAnEndIsFetchedAtOnce) {
   EngineOptions o = engine_->options();
   o.start_details_delay = 2s;

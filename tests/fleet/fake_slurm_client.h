@@ -127,6 +127,12 @@ class FakeSlurmClient final : public slurm::Client {
     jobs_.at(id).state_reason = std::move(reason);
     Touch();
   }
+  void SetOutput(uint32_t id, std::string standard_output, std::string batch_host) {
+    std::lock_guard lock(mu_);
+    jobs_.at(id).standard_output = std::move(standard_output);
+    jobs_.at(id).batch_host = std::move(batch_host);
+    Touch();
+  }
   void Forget(uint32_t id) {
     std::lock_guard lock(mu_);
     jobs_.erase(id);

@@ -89,6 +89,15 @@ TEST(JobOutcomeTest, TimeoutAndOutOfMemorySayWhereTheOutputWent) {
   EXPECT_TRUE(oom.ends_with("; the script's output is in /w/slurm-7.out on node n1")) << oom;
 }
 
+TEST(JobOutcomeTest, OutputLocationNamesTheFilesAndTheNode) {
+  JobInfo j = RanOn({"COMPLETED"});
+  EXPECT_EQ(OutputLocation(j), "the script's output is in /w/slurm-7.out on node n1");
+  j.batch_host.clear();  // never started
+  EXPECT_EQ(OutputLocation(j), "the script's output is in /w/slurm-7.out");
+  j.standard_output.clear();
+  EXPECT_EQ(OutputLocation(j), "");
+}
+
 TEST(JobOutcomeTest, NoOutputIsNamedWhereTheScriptNeverRanOrDidNotFail) {
   // slurmstepd could not enter the working directory: no output file was written
   JobInfo setup = RanOn({"FAILED"});
