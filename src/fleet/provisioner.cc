@@ -747,8 +747,13 @@ void Provisioner::Watch(Agent& agent, const jenkins::Computer* node, const store
                        JobText(agent)));
       // fall through: a build may already run
     } else if (job_ended) {
-      EndAgent(agent, true, "failed",
-               JobText(agent) + " ended before the agent connected: " + job_end);
+      std::string why = JobText(agent) + " ended before the agent connected: " + job_end;
+      if (sub->phase == Phase::kSucceeded) {
+        why +=
+            "; the agent exited 0 on its own, as remoting does when it rejects its arguments or "
+            "gives up reconnecting (the job's finished event names the script's output)";
+      }
+      EndAgent(agent, true, "failed", why);
       return;
     } else if (now - agent.created_ms >= int64_t{agent.timeout_minutes} * 60000) {
       EndAgent(agent, true, "failed",

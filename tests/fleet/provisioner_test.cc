@@ -294,6 +294,21 @@ TEST_F(ProvisionerTest, AnAgentThatNeverConnectsTimesOutAndLeavesNothing) {
   EXPECT_NE(a.outcome.find("state PENDING"), std::string::npos) << a.outcome;
 }
 
+TEST_F(ProvisionerTest, AJobThatCompletesBeforeConnectingSaysTheAgentExitedOnItsOwn) {
+  jenkins_.Enqueue("linux");
+  Pass();
+  slurm1_.SetState(slurm1_.jobs().begin()->first, {"COMPLETED"});
+  Pass();
+  Pass();
+  EXPECT_TRUE(jenkins_.nodes.empty());
+  Agent a = Agents()[0];
+  EXPECT_EQ(a.phase, AgentPhase::kFailed);
+  EXPECT_NE(a.outcome.find("ended before the agent connected: COMPLETED; the agent exited 0 on "
+                           "its own, as remoting does when it rejects its arguments"),
+            std::string::npos)
+      << a.outcome;
+}
+
 TEST_F(ProvisionerTest, AJobThatEndsBeforeConnectingFailsFast) {
   jenkins_.Enqueue("linux");
   Pass();
