@@ -156,6 +156,18 @@ class ProvisionerIntegrationTest : public ::testing::Test {
     return out;
   }
 
+  // The agents once the first one has failed, or when `limit` has passed (the caller checks).
+  std::vector<Agent> AgentsOnceTheFirstFailed(std::chrono::seconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    std::vector<Agent> agents = Agents();
+    while ((agents.empty() || agents[0].phase != AgentPhase::kFailed) &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(300ms);
+      agents = Agents();
+    }
+    return agents;
+  }
+
   std::string AllEvents() {
     std::string out;
     auto events = store_->Events("", 0, 0);

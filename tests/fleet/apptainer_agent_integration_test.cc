@@ -58,13 +58,7 @@ TEST_F(ApptainerAgentIntegrationTest, AnImageThatDoesNotExistFailsFastAndLeavesN
   int64_t item = jenkins_->EnqueueFreestyle("no-image", "nosif", 1s);
   // apptainer exits at once, so the job ends before its agent connects: the fail-fast path, not
   // agentTimeoutMinutes (5 min) running out
-  auto deadline = std::chrono::steady_clock::now() + 60s;
-  std::vector<Agent> agents;
-  while (std::chrono::steady_clock::now() < deadline) {
-    agents = Agents();
-    if (!agents.empty() && agents[0].phase == AgentPhase::kFailed) break;
-    std::this_thread::sleep_for(300ms);
-  }
+  std::vector<Agent> agents = AgentsOnceTheFirstFailed(60s);
   ASSERT_FALSE(agents.empty());
   ASSERT_EQ(agents[0].phase, AgentPhase::kFailed) << AllEvents();
   EXPECT_NE(agents[0].outcome.find("ended before the agent connected"), std::string::npos)

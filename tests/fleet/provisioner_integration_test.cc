@@ -68,13 +68,7 @@ TEST_F(ProvisionerIntegrationTest, AJobFailingAtStartFailsFastWithItsReason) {
   Start(Cloud("tb", 4, bad));
   int64_t item = jenkins_->EnqueueFreestyle("doomed", "broken", 1s);
   // the fail-fast path, not agentTimeoutMinutes (5 min) running out
-  auto deadline = std::chrono::steady_clock::now() + 45s;
-  std::vector<Agent> agents;
-  while (std::chrono::steady_clock::now() < deadline) {
-    agents = Agents();
-    if (!agents.empty() && agents[0].phase == AgentPhase::kFailed) break;
-    std::this_thread::sleep_for(300ms);
-  }
+  std::vector<Agent> agents = AgentsOnceTheFirstFailed(45s);
   ASSERT_FALSE(agents.empty());
   ASSERT_EQ(agents[0].phase, AgentPhase::kFailed) << AllEvents();
   EXPECT_NE(agents[0].outcome.find("ended before the agent connected"), std::string::npos)
@@ -93,13 +87,7 @@ TEST_F(ProvisionerIntegrationTest, AnAgentThatNeverConnectsTimesOutAndLeavesNoth
                        "              #!/bin/bash\n"
                        "              sleep 600\n")));
   int64_t item = jenkins_->EnqueueFreestyle("waits", "silent", 1s);
-  std::vector<Agent> agents;
-  auto deadline = std::chrono::steady_clock::now() + 100s;
-  while (std::chrono::steady_clock::now() < deadline) {
-    agents = Agents();
-    if (!agents.empty() && agents[0].phase == AgentPhase::kFailed) break;
-    std::this_thread::sleep_for(500ms);
-  }
+  std::vector<Agent> agents = AgentsOnceTheFirstFailed(100s);
   ASSERT_FALSE(agents.empty());
   ASSERT_EQ(agents[0].phase, AgentPhase::kFailed) << AllEvents();
   EXPECT_NE(agents[0].outcome.find("Timeout waiting for agent to connect after 1 min"),
