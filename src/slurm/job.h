@@ -133,7 +133,7 @@ struct JobInfo {
   std::optional<Seconds> end_time;
   std::optional<uint32_t> time_limit_minutes;
   std::string current_working_directory;
-  std::string standard_output;  // expanded (%j resolved) where the API offers it
+  std::string standard_output;  // the file's name, patterns resolved (slurm/output_path.h)
   std::string standard_error;   // the same; empty when it is the output's file
   std::string batch_host;       // the node that ran the batch script; empty before it started
   std::optional<uint32_t> het_job_id;

@@ -2,6 +2,8 @@
 
 #include <simdjson.h>
 
+#include "slurm/output_path.h"
+
 namespace slurmfleet::slurm {
 namespace {
 
@@ -323,8 +325,13 @@ std::optional<JobInfo> DecodeJob(const Dialect& dialect, value v, const std::str
       keep = nullptr;  // wanted: read whole
     }
   }
-  j.standard_output = stdout_expanded.empty() ? standard_output : stdout_expanded;
-  j.standard_error = stderr_expanded.empty() ? standard_error : stderr_expanded;
+  if (dialect.has_stdout_expanded) {
+    j.standard_output = stdout_expanded.empty() ? standard_output : stdout_expanded;
+    j.standard_error = stderr_expanded.empty() ? standard_error : stderr_expanded;
+  } else {
+    j.standard_output = CompleteOutputPath(standard_output, j);
+    j.standard_error = CompleteOutputPath(standard_error, j);
+  }
   if (j.standard_error == j.standard_output) j.standard_error.clear();
   if (!j.het_job_id) j.het_job_offset.reset();
   return j;

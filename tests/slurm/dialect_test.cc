@@ -57,6 +57,31 @@ TEST_P(DialectTest, DecodesARunningJob) {
   }
 }
 
+// Slurm 24.11 answers v0.0.42 with the output's name only partly expanded (no stdout_expanded
+// there): the decoder fills in the rest, and never touches a name the API expanded itself.
+TEST(OutputPathDecodeTest, NamesBeforeV0043AreCompletedLaterOnesTakenAsExpanded) {
+  nlohmann::json answer = nlohmann::json::parse(ReadTestdata("v0.0.42/job_running.json"));
+  nlohmann::json& job = answer["jobs"][0];
+  const uint32_t id = job["job_id"].get<uint32_t>();
+  job["batch_host"] = "n2";
+  job["standard_output"] = "/w/out-" + std::to_string(id) + "-%N-%s-%t.out";
+  job["standard_error"] = "/w/err-%J.err";
+  std::string body = answer.dump();
+  Result<JobListAnswer> old_api = DecodeJobList(*FindDialect("v0.0.42"), body);
+  ASSERT_TRUE(old_api) << old_api.error().ToString();
+  EXPECT_EQ(old_api->jobs.at(0).standard_output,
+            "/w/out-" + std::to_string(id) + "-n2-batch-0.out");
+  EXPECT_EQ(old_api->jobs.at(0).standard_error, "/w/err-" + std::to_string(id) + ".err");
+
+  job["stdout_expanded"] = "/w/expanded.out";
+  job["stderr_expanded"] = "/w/expanded.err";
+  body = answer.dump();
+  Result<JobListAnswer> new_api = DecodeJobList(*FindDialect("v0.0.45"), body);
+  ASSERT_TRUE(new_api) << new_api.error().ToString();
+  EXPECT_EQ(new_api->jobs.at(0).standard_output, "/w/expanded.out");
+  EXPECT_EQ(new_api->jobs.at(0).standard_error, "/w/expanded.err");
+}
+
 TEST_P(DialectTest, DecodesACancelledJob) {
   JobListAnswer answer = Decode("job_cancelled");
   ASSERT_EQ(answer.jobs.size(), 1u);

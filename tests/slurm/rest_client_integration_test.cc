@@ -127,12 +127,38 @@ TEST_P(RestClientIntegrationTest, SubmitRunsToCompletionAndWritesItsOutput) {
   EXPECT_EQ(ended[0].state.base, BaseState::kCompleted) << DescribeOutcome(ended[0]);
   EXPECT_EQ(ended[0].exit_code.return_code, 0);
   EXPECT_EQ(ended[0].user_name, testbed_.user);
-  std::string out_path = ended[0].standard_output;
-  if (out_path.find("%j") != std::string::npos || out_path.empty()) {
-    out_path =
-        ended[0].current_working_directory + "/slurm-" + std::to_string(receipt->job_id) + ".out";
-  }
+  const std::string& out_path = ended[0].standard_output;
+  EXPECT_EQ(out_path, ended[0].current_working_directory + "/slurm-" +
+                          std::to_string(receipt->job_id) + ".out");
   EXPECT_NE(ReadClusterFile(out_path).find("slurmfleet-says-hello"), std::string::npos) << out_path;
+}
+
+// The names a failed job's message points to are the files the job wrote, whatever of Slurm's
+// filename pattern the template used: Slurm 24.11 leaves %s, %t, %n and %J unexpanded in what it
+// reports (%N too, but the testbed's nodes share one host name, which is not their node name).
+TEST_P(RestClientIntegrationTest, OutputFileNamesAreTheFilesTheJobWrote) {
+  JobRequest r = Job("echo to-the-output\necho to-the-errors >&2\nexit 3\n", "pattern");
+  r.standard_output = "out-%j-%x-%s-%t-%n-%J-%3t.out";
+  r.standard_error = "err-%4j-%s.err";
+  Result<SubmitReceipt> receipt = client_->Submit(r);
+  ASSERT_TRUE(receipt) << receipt.error().ToString();
+  std::vector<JobInfo> ended = WaitFor(*client_, JobRef{receipt->job_id, ""}, Ended);
+  ASSERT_FALSE(ended.empty());
+  const JobInfo& job = ended[0];
+  const std::string id = std::to_string(receipt->job_id);
+  const std::string dir = "/home/" + testbed_.user + "/jobs/";
+  EXPECT_EQ(job.standard_output,
+            dir + "out-" + id + "-" + r.name + "-batch-0-0-" + id + "-000.out");
+  EXPECT_EQ(
+      job.standard_error,
+      dir + "err-" + std::string(4 - std::min<size_t>(4, id.size()), '0') + id + "-batch.err");
+  EXPECT_EQ(ReadClusterFile(job.standard_output), "to-the-output\n") << job.standard_output;
+  EXPECT_EQ(ReadClusterFile(job.standard_error), "to-the-errors\n") << job.standard_error;
+  std::string told = DescribeOutcome(job);
+  EXPECT_NE(told.find("the script's output is in " + job.standard_output + ", its errors in " +
+                      job.standard_error + " on node " + job.batch_host),
+            std::string::npos)
+      << told;
 }
 
 TEST_P(RestClientIntegrationTest, HeterogeneousJobStartsOnBothNodes) {
