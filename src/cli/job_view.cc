@@ -3,6 +3,8 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include "slurm/job_outcome.h"
+
 namespace slurmfleet::cli {
 namespace {
 
@@ -40,6 +42,9 @@ nlohmann::json JobToJson(const slurm::JobInfo& j) {
        j.time_limit_minutes ? nlohmann::json(*j.time_limit_minutes) : nullptr},
       {"working_directory", j.current_working_directory},
       {"stdout", j.standard_output},
+      {"stderr", j.standard_error},
+      {"batch_host", j.batch_host},
+      {"outcome", slurm::DescribeOutcome(j)},
   };
   if (j.het_job_id) {
     out["het_job_id"] = *j.het_job_id;

@@ -9,6 +9,8 @@
 
 namespace slurmfleet::cli {
 
+// Every field JobInfo holds, plus "outcome": slurm::DescribeOutcome's sentence. "stderr" is
+// empty when errors go to the "stdout" file.
 nlohmann::json JobToJson(const slurm::JobInfo& job);
 // "ID  SLUID  STATE  REASON  USER  NAME  NODES" columns.
 std::string JobHeaderLine();

@@ -116,25 +116,36 @@ int RunSubmit(const ClientOptions& co, const SubmitOptions& so) {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
   const slurm::JobInfo& leader = jobs.front();
-  std::string output;
-  if (!so.output_root.empty() && !leader.standard_output.empty()) {
-    // the cluster's path, seen through where that filesystem is mounted here
-    Result<std::string> content =
-        ReadFile(so.output_root + leader.standard_output, "--output-root");
+  // The cluster's paths, seen through where that filesystem is mounted here. A job that failed
+  // before its script ran wrote neither file.
+  std::string output, errors;
+  const bool read_files = !so.output_root.empty() && !leader.standard_output.empty() &&
+                          leader.exit_code.signal != slurm::kSetupFailureSignal;
+  const bool separate_errors =
+      !leader.standard_error.empty() && leader.standard_error != "/dev/null";
+  for (auto [path, text] :
+       {std::pair{&leader.standard_output, &output}, std::pair{&leader.standard_error, &errors}}) {
+    if (!read_files || path->empty() || *path == "/dev/null") continue;
+    Result<std::string> content = ReadFile(so.output_root + *path, "--output-root");
     if (!content) return ReportError(content.error(), co.json);
-    output = *content;
+    *text = std::move(*content);
   }
   bool ok = leader.state.base == slurm::BaseState::kCompleted;
   if (co.json) {
     nlohmann::json j = JobToJson(leader);
-    if (!so.output_root.empty()) j["output"] = output;
+    if (read_files) {
+      j["output"] = output;
+      if (separate_errors) j["errors"] = errors;
+    }
     std::cout << j.dump(2) << "\n";
   } else {
     if (!ok) {
       std::cout << fmt::format("job {} ended {}\n", leader.job_id, slurm::DescribeOutcome(leader));
     }
-    if (!so.output_root.empty())
+    if (read_files) {
       std::cout << "--- " << leader.standard_output << " ---\n" << output;
+      if (separate_errors) std::cout << "--- " << leader.standard_error << " ---\n" << errors;
+    }
   }
   return ok ? kExitOk : kExitFailure;
 }

@@ -1,0 +1,93 @@
+// `slurmfleet jobs submit --follow --output-root` as a user runs it, against the real testbed: a
+// script that fails says how, names the files it wrote (whatever filename pattern it used) and
+// shows what is in them; a job that fails before its script runs says why, and does not look
+// for files that were never written. Needs the running testbed.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "slurm/testbed_env.h"
+
+namespace slurmfleet {
+namespace {
+
+struct Ran {
+  int exit_code = -1;
+  std::string out;
+};
+
+class JobsCommandIntegrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(testbed_.Missing(), "");
+    dir_ = std::filesystem::path(::testing::TempDir()) /
+           ("jobs-cli-" + std::to_string(std::random_device{}() % 1000000));
+    std::filesystem::create_directories(dir_);
+    std::ofstream(dir_ / "job.sh") << "#!/bin/bash\necho to-the-output\necho to-the-errors >&2\n"
+                                      "exit 3\n";
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // Runs the CLI with the testbed's coordinates; stdout is kept, stderr goes to the test's log.
+  Ran Submit(const std::string& job_json, const std::string& cwd) {
+    std::string command = std::string(SLURMFLEET_BINARY) + " jobs submit --url " + testbed_.url +
+                          " --api-version " + testbed_.api_version + " --user " + testbed_.user +
+                          " --jwt-key " + testbed_.jwt_key + " --script " +
+                          (dir_ / "job.sh").string() + " --name cli-pattern --cwd " + cwd +
+                          " --job '" + job_json + "' --follow --follow-timeout 60 --output-root " +
+                          testbed_.root + " --json";
+    Ran ran;
+    FILE* pipe = ::popen(command.c_str(), "r");
+    if (pipe == nullptr) return ran;
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) ran.out.append(buf, n);
+    int status = ::pclose(pipe);
+    ran.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return ran;
+  }
+
+  slurm::Testbed testbed_;
+  std::filesystem::path dir_;
+};
+
+TEST_F(JobsCommandIntegrationTest, AFailedScriptNamesAndShowsBothFiles) {
+  Ran ran =
+      Submit(R"({"memory_per_node": 100, "time_limit": 5, "standard_output": "cli-%j-%s-%t.out", )"
+             R"("standard_error": "cli-%j-%n.err"})",
+             "/home/" + testbed_.user + "/jobs");
+  ASSERT_EQ(ran.exit_code, 1) << ran.out;
+  nlohmann::json job = nlohmann::json::parse(ran.out, nullptr, false);
+  ASSERT_TRUE(job.is_object()) << ran.out;
+  const std::string id = std::to_string(job["job_id"].get<uint32_t>());
+  const std::string dir = "/home/" + testbed_.user + "/jobs/";
+  EXPECT_EQ(job["state"], "FAILED");
+  EXPECT_EQ(job["stdout"], dir + "cli-" + id + "-batch-0.out");
+  EXPECT_EQ(job["stderr"], dir + "cli-" + id + "-0.err");
+  EXPECT_EQ(job["output"], "to-the-output\n");
+  EXPECT_EQ(job["errors"], "to-the-errors\n");
+  EXPECT_EQ(job["outcome"],
+            "FAILED, exit code 3 (Slurm: NonZeroExitCode); the script's output is in " +
+                job["stdout"].get<std::string>() + ", its errors in " +
+                job["stderr"].get<std::string>() + " on node " +
+                job["batch_host"].get<std::string>());
+}
+
+TEST_F(JobsCommandIntegrationTest, AJobThatCouldNotStartSaysWhyAndReadsNoFile) {
+  Ran ran = Submit(R"({"memory_per_node": 100, "time_limit": 5})", "/nonexistent/cli");
+  ASSERT_EQ(ran.exit_code, 1) << ran.out;
+  nlohmann::json job = nlohmann::json::parse(ran.out, nullptr, false);
+  ASSERT_TRUE(job.is_object()) << ran.out;
+  EXPECT_EQ(job["state"], "FAILED");
+  EXPECT_NE(job["outcome"].get<std::string>().find("working directory '/nonexistent/cli'"),
+            std::string::npos)
+      << job["outcome"];
+  EXPECT_FALSE(job.contains("output")) << ran.out;
+}
+
+}  // namespace
+}  // namespace slurmfleet
