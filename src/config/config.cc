@@ -56,12 +56,16 @@ std::string Required(MapReader& r, std::string_view key, std::string fix) {
   return *v;
 }
 
-void CheckUrl(MapReader& r, std::string_view key, const std::string& value) {
-  if (!value.empty() && !IsHttpUrl(value)) {
-    r.sink().Report(r.node()[std::string(key)], r.PathOf(key),
-                    "'" + value + "' is not an http:// or https:// URL",
-                    "write the full URL, e.g. http://127.0.0.1:6820");
-  }
+// `example` is a URL of the kind the key wants; a value without a scheme is most often a host
+// and port written without it, so the fix proposes exactly that.
+void CheckUrl(MapReader& r, std::string_view key, const std::string& value,
+              std::string_view example) {
+  if (value.empty() || IsHttpUrl(value)) return;
+  std::string fix = value.find("://") == std::string::npos
+                        ? "write it with its scheme: http://" + value + " or https://" + value
+                        : "write an http:// or https:// URL, e.g. " + std::string(example);
+  r.sink().Report(r.node()[std::string(key)], r.PathOf(key),
+                  "'" + value + "' is not an http:// or https:// URL", std::move(fix));
 }
 
 void CheckAbsolute(MapReader& r, std::string_view key, const std::optional<std::string>& value) {
@@ -281,7 +285,7 @@ Cloud DecodeCloud(const YAML::Node& n, const std::string& path, DiagnosticSink& 
   }
   c.slurm_rest_api_url =
       Required(r, "slurmRestApiUrl", "set the slurmrestd base URL, e.g. http://127.0.0.1:6820");
-  CheckUrl(r, "slurmRestApiUrl", c.slurm_rest_api_url);
+  CheckUrl(r, "slurmRestApiUrl", c.slurm_rest_api_url, "http://slurmrestd.example.org:6820");
   c.api_version = ApiVersion(r, "apiVersion", std::string(kAutoApiVersion), /*allow_auto=*/true);
   c.tls_verify = r.Bool("tlsVerify").value_or(true);
   std::optional<std::string> ca = r.String("caFile");
@@ -293,7 +297,7 @@ Cloud DecodeCloud(const YAML::Node& n, const std::string& path, DiagnosticSink& 
                    "credentialsId with credentials: {user: ci, jwtFile: /path/to/token}");
   if (auto url = r.String("jenkinsUrl")) {
     c.jenkins_url = *url;
-    CheckUrl(r, "jenkinsUrl", c.jenkins_url);
+    CheckUrl(r, "jenkinsUrl", c.jenkins_url, "https://jenkins.example.org/");
     if (!c.jenkins_url.empty() && !c.jenkins_url.ends_with("/")) c.jenkins_url += "/";
   }
   r.HintForUnknown("jenkinsCredentials",
@@ -352,7 +356,7 @@ BatchConfig DecodeBatch(const YAML::Node& n, DiagnosticSink& sink) {
   BatchConfig b;
   MapReader r(n, "batch", sink);
   b.rest_url = Required(r, "restUrl", "set the slurmrestd base URL, e.g. https://slurmrestd:6820");
-  CheckUrl(r, "restUrl", b.rest_url);
+  CheckUrl(r, "restUrl", b.rest_url, "http://slurmrestd.example.org:6820");
   b.api_version = ApiVersion(r, "apiVersion", b.api_version, /*allow_auto=*/false);
   b.tls_verify = r.Bool("tlsVerify").value_or(true);
   b.credentials = DecodeCredentials(r);
@@ -414,7 +418,7 @@ std::optional<JenkinsConfig> DecodeJenkins(MapReader& r, DiagnosticSink& sink) {
         r.node()["url"], "jenkins.url", "must not be empty",
         "write the Jenkins URL slurmfleet uses, e.g. http://jenkins:8080/, or remove the key");
   }
-  CheckUrl(r, "url", j.url);
+  CheckUrl(r, "url", j.url, "https://jenkins.example.org/");
   if (!j.url.empty() && !j.url.ends_with("/")) j.url += "/";
   if (!creds.IsDefined()) {
     sink.Report(r.node(), "jenkins.credentials", "jenkins.url is set but no credentials are",

@@ -258,14 +258,19 @@ TEST(ConfigTest, ApiVersionsAndUrls) {
                            "        jenkinsUrl: ftp://j\n",
                            "u.yaml", {}));
   ASSERT_EQ(lines.size(), 3u) << testing::PrintToString(lines);
-  EXPECT_NE(lines[0].find("slurmRestApiUrl: '127.0.0.1:6820' is not an http:// or https:// URL"),
-            std::string::npos);
+  EXPECT_NE(lines[0].find("slurmRestApiUrl: '127.0.0.1:6820' is not an http:// or https:// URL "
+                          "(fix: write it with its scheme: http://127.0.0.1:6820 or "
+                          "https://127.0.0.1:6820)"),
+            std::string::npos)
+      << lines[0];
   EXPECT_NE(lines[1].find("apiVersion: 'v0.0.40' is not an API version slurmfleet speaks (fix: "
                           "use auto or one of v0.0.42, v0.0.43, v0.0.44, v0.0.45)"),
             std::string::npos)
       << lines[1];
-  EXPECT_NE(lines[2].find("jenkinsUrl: 'ftp://j' is not an http:// or https:// URL"),
-            std::string::npos);
+  EXPECT_NE(lines[2].find("jenkinsUrl: 'ftp://j' is not an http:// or https:// URL (fix: write "
+                          "an http:// or https:// URL, e.g. https://jenkins.example.org/)"),
+            std::string::npos)
+      << lines[2];
 }
 
 TEST(ConfigTest, BatchSection) {
