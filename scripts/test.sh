@@ -12,7 +12,7 @@ dir="$top/build"; [ "${1:-}" = --sanitize ] && dir="$top/build-asan"
 
 "$top/testbed/testbed.sh" start > /dev/null
 eval "$("$top/testbed/testbed.sh" env)"
-export SLURMRESTD_URL SLURM_USER SLURM_JWT_KEY TESTBED_ROOT TESTBED_SUITE SLURM_API_VERSION
+export SLURMRESTD_URL SLURMRESTD_SOCKET SLURM_USER SLURM_JWT_KEY TESTBED_ROOT TESTBED_SUITE SLURM_API_VERSION
 unset SLURM_JWT  # tests mint their own tokens
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

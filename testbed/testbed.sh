@@ -40,6 +40,9 @@ APPTAINER=${TESTBED_APPTAINER:-}
 APT_CACHE=${TESTBED_APT_CACHE-/var/cache/slurmfleet-testbed-apt}
 PKGS="slurmctld slurmd slurmrestd slurm-client slurm-wlm-jwt-plugin munge"
 URL="http://127.0.0.1:$REST_PORT"
+# slurmrestd also listens here (inside the rootfs; the host sees it under $R), as sites that put
+# it behind a local socket run it
+REST_SOCKET=/run/slurmrestd/slurmrestd.socket
 # the newest API version the suite's slurmrestd serves: what the integration tests speak
 case $SUITE in trixie) API_VERSION=v0.0.42 ;; *) API_VERSION=v0.0.45 ;; esac
 
@@ -269,16 +272,19 @@ export TESTBED_ROOT=$R
 export TESTBED_SUITE=$SUITE
 export SLURM_API_VERSION=$API_VERSION
 export TESTBED_APPTAINER=$([ -x "$R/usr/bin/apptainer" ] && echo 1 || echo 0)
+export SLURMRESTD_SOCKET=$R$REST_SOCKET
 EOT
 }
 
 start_slurmrestd() {
+  # slurmrestd binds after it dropped to its user
+  mkdir -p "$R${REST_SOCKET%/*}"; rm -f "$R$REST_SOCKET"; tb chown slurmrest: "${REST_SOCKET%/*}"
   # slurmrestd does not daemonize: its own session, stdio to its log. SLURM_JWT=daemon with
   # rest_auth/jwt forwards each caller's token; -s openapi/slurmctld because 24.11 dies loading the
   # slurmdbd plugin without a slurmdbd.
   ( cd / && TB_PIDFILE=/run/slurmrestd.pid exec setsid unshare --mount --propagation private \
       bash -c "$PIVOT" tb "$R" /usr/bin/env SLURM_JWT=daemon /usr/sbin/slurmrestd -u slurmrest -g slurmrest \
-      -a rest_auth/jwt -s openapi/slurmctld "127.0.0.1:$REST_PORT" ) >> "$R/var/log/slurm/slurmrestd.log" 2>&1 < /dev/null &
+      -a rest_auth/jwt -s openapi/slurmctld "127.0.0.1:$REST_PORT" "unix:$REST_SOCKET" ) >> "$R/var/log/slurm/slurmrestd.log" 2>&1 < /dev/null &
   local i; for i in $(seq 1 50); do [ -s "$R/run/slurmrestd.pid" ] && break; sleep 0.1; done
 }
 

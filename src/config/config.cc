@@ -68,6 +68,18 @@ void CheckUrl(MapReader& r, std::string_view key, const std::string& value,
                   "'" + value + "' is not an http:// or https:// URL", std::move(fix));
 }
 
+// slurmrestd also listens on local sockets, named as on its own command line: unix:/path.
+void CheckSlurmUrl(MapReader& r, std::string_view key, const std::string& value) {
+  if (value.starts_with("unix:/")) return;
+  if (value.starts_with("unix:")) {
+    r.sink().Report(r.node()[std::string(key)], r.PathOf(key),
+                    "'" + value + "' does not name the socket by its absolute path",
+                    "write unix:/path/to/slurmrestd.socket, as on slurmrestd's command line");
+    return;
+  }
+  CheckUrl(r, key, value, "http://slurmrestd.example.org:6820");
+}
+
 void CheckAbsolute(MapReader& r, std::string_view key, const std::optional<std::string>& value) {
   if (value && !value->starts_with("/")) {
     r.sink().Report(r.node()[std::string(key)], r.PathOf(key),
@@ -285,7 +297,7 @@ Cloud DecodeCloud(const YAML::Node& n, const std::string& path, DiagnosticSink& 
   }
   c.slurm_rest_api_url =
       Required(r, "slurmRestApiUrl", "set the slurmrestd base URL, e.g. http://127.0.0.1:6820");
-  CheckUrl(r, "slurmRestApiUrl", c.slurm_rest_api_url, "http://slurmrestd.example.org:6820");
+  CheckSlurmUrl(r, "slurmRestApiUrl", c.slurm_rest_api_url);
   c.api_version = ApiVersion(r, "apiVersion", std::string(kAutoApiVersion), /*allow_auto=*/true);
   c.tls_verify = r.Bool("tlsVerify").value_or(true);
   std::optional<std::string> ca = r.String("caFile");
@@ -356,7 +368,7 @@ BatchConfig DecodeBatch(const YAML::Node& n, DiagnosticSink& sink) {
   BatchConfig b;
   MapReader r(n, "batch", sink);
   b.rest_url = Required(r, "restUrl", "set the slurmrestd base URL, e.g. https://slurmrestd:6820");
-  CheckUrl(r, "restUrl", b.rest_url, "http://slurmrestd.example.org:6820");
+  CheckSlurmUrl(r, "restUrl", b.rest_url);
   b.api_version = ApiVersion(r, "apiVersion", b.api_version, /*allow_auto=*/false);
   b.tls_verify = r.Bool("tlsVerify").value_or(true);
   b.credentials = DecodeCredentials(r);

@@ -62,12 +62,23 @@ bool NeverSent(CURLcode rc) {
 
 Result<std::unique_ptr<CurlTransport>> CurlTransport::Create(TransportOptions options) {
   const std::string& url = options.base_url;
-  if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) {
+  if (url.starts_with("unix:")) {
+    if (!url.starts_with("unix:/")) {
+      return Fail(Code::kInvalidInput,
+                  "'" + url +
+                      "' does not name the socket by its absolute path; use e.g. "
+                      "unix:/run/slurmrestd/slurmrestd.socket",
+                  "slurm url");
+    }
+  } else if (!url.starts_with("http://") && !url.starts_with("https://")) {
     return Fail(Code::kInvalidInput,
-                "'" + url + "' is not an http:// or https:// URL; use e.g. http://slurmrestd:6820",
+                "'" + url +
+                    "' is not an http:// or https:// URL; use e.g. http://slurmrestd:6820, or "
+                    "unix:/path/to/slurmrestd.socket for a local socket",
                 "slurm url");
+  } else {
+    while (options.base_url.back() == '/') options.base_url.pop_back();
   }
-  while (!options.base_url.empty() && options.base_url.back() == '/') options.base_url.pop_back();
   if (!options.ca_file.empty()) {
     if (Status ca = CheckCaFile(options.ca_file, "ca_file"); !ca) {
       return std::unexpected(ca.error());
@@ -76,7 +87,14 @@ Result<std::unique_ptr<CurlTransport>> CurlTransport::Create(TransportOptions op
   return std::unique_ptr<CurlTransport>(new CurlTransport(std::move(options)));
 }
 
-CurlTransport::CurlTransport(TransportOptions options) : options_(std::move(options)) {}
+CurlTransport::CurlTransport(TransportOptions options) : options_(std::move(options)) {
+  if (options_.base_url.starts_with("unix:")) {
+    socket_path_ = options_.base_url.substr(5);
+    url_base_ = "http://localhost";  // slurmrestd ignores the host; libcurl needs one
+  } else {
+    url_base_ = options_.base_url;
+  }
+}
 
 CurlTransport::~CurlTransport() = default;
 
@@ -101,8 +119,9 @@ bool CurlTransport::Prepare(const HttpRequest& request, Transfer& t) {
   CURL* curl = t.curl;
   curl_easy_reset(curl);  // keeps the handle's live connections and caches
 
-  t.url = options_.base_url + request.path;
+  t.url = url_base_ + request.path;
   curl_easy_setopt(curl, CURLOPT_URL, t.url.c_str());
+  if (!socket_path_.empty()) curl_easy_setopt(curl, CURLOPT_UNIX_SOCKET_PATH, socket_path_.c_str());
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
                    static_cast<long>(options_.connect_timeout.count()));
@@ -148,10 +167,13 @@ Result<HttpResponse> CurlTransport::Finish(Transfer& t, int code) {
     handles_.Release(curl);
     std::string what = curl_easy_strerror(rc);
     if (NeverSent(rc)) {
-      return Fail(Code::kUnavailable,
-                  "cannot reach slurmrestd at " + options_.base_url + ": " + what +
-                      "; check the URL and that slurmrestd runs",
-                  t.where);
+      return Fail(
+          Code::kUnavailable,
+          "cannot reach slurmrestd at " + options_.base_url + ": " + what +
+              (socket_path_.empty() ? "; check the URL and that slurmrestd runs"
+                                    : "; check that slurmrestd runs, listens on that socket (its "
+                                      "unix:PATH argument) and that this user may write to it"),
+          t.where);
     }
     return Fail(Code::kUnknownOutcome,
                 "no complete answer from slurmrestd at " + options_.base_url + ": " + what,

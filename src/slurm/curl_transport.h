@@ -13,7 +13,9 @@
 namespace slurmfleet::slurm {
 
 struct TransportOptions {
-  std::string base_url;  // "http://127.0.0.1:6820" (no trailing slash needed)
+  // "http://127.0.0.1:6820" (no trailing slash needed), or slurmrestd's own form for a local
+  // socket, "unix:/run/slurmrestd/slurmrestd.socket"
+  std::string base_url;
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds total_timeout{30000};
   bool verify_tls = true;
@@ -22,7 +24,7 @@ struct TransportOptions {
 
 class CurlTransport final : public Transport {
  public:
-  // kInvalidInput when the base URL is not http(s)://host[:port][/prefix].
+  // kInvalidInput when the base URL is neither http(s)://host[:port][/prefix] nor unix:/path.
   static Result<std::unique_ptr<CurlTransport>> Create(TransportOptions options);
   ~CurlTransport() override;
 
@@ -45,6 +47,8 @@ class CurlTransport final : public Transport {
   Result<HttpResponse> Finish(Transfer& t, int code);
 
   TransportOptions options_;
+  std::string url_base_;     // what request paths are appended to
+  std::string socket_path_;  // the local socket, for a unix: base URL; else empty
   CurlHandlePool handles_;
 };
 

@@ -273,6 +273,21 @@ TEST(ConfigTest, ApiVersionsAndUrls) {
       << lines[2];
 }
 
+TEST(ConfigTest, SlurmrestdMayBeALocalSocketNamedByItsAbsolutePath) {
+  const std::string cloud =
+      "jenkins:\n  clouds:\n    - slurm:\n        name: c\n        credentials: {jwtEnv: "
+      "SLURM_JWT}\n        jenkinsUrl: http://j:8080/\n        slurmRestApiUrl: ";
+  EXPECT_EQ(Lines(LoadConfigText(cloud + "unix:/run/slurmrestd/slurmrestd.socket\n", "s.yaml", {})),
+            std::vector<std::string>{});
+  std::vector<std::string> lines =
+      Lines(LoadConfigText(cloud + "unix:slurmrestd.socket\n", "s.yaml", {}));
+  ASSERT_EQ(lines.size(), 1u) << testing::PrintToString(lines);
+  EXPECT_NE(lines[0].find("slurmRestApiUrl: 'unix:slurmrestd.socket' does not name the socket by "
+                          "its absolute path (fix: write unix:/path/to/slurmrestd.socket"),
+            std::string::npos)
+      << lines[0];
+}
+
 TEST(ConfigTest, BatchSection) {
   std::vector<std::string> lines = Lines(LoadConfigText(
       "batch:\n  restUrl: https://slurmrestd:6820\n  runtimeProfile: docker\n"

@@ -127,6 +127,39 @@ TEST(CurlTransportTest, SendAllToAPortNobodyListensOnSaysEachWasNeverSent) {
   EXPECT_EQ(answers[1].error().where, "POST /b");
 }
 
+TEST(CurlTransportTest, BaseUrlsAreHttpHttpsOrAnAbsoluteLocalSocket) {
+  for (const char* good : {"http://h:6820", "https://h/", "unix:/run/slurmrestd.socket"}) {
+    TransportOptions t;
+    t.base_url = good;
+    EXPECT_TRUE(CurlTransport::Create(t)) << good;
+  }
+  TransportOptions relative;
+  relative.base_url = "unix:slurmrestd.socket";
+  auto r = CurlTransport::Create(relative);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Code::kInvalidInput);
+  EXPECT_NE(r.error().message.find("absolute path"), std::string::npos) << r.error().message;
+  TransportOptions bare;
+  bare.base_url = "slurmrestd:6820";
+  auto b = CurlTransport::Create(bare);
+  ASSERT_FALSE(b);
+  EXPECT_NE(b.error().message.find("unix:/path/to/slurmrestd.socket"), std::string::npos)
+      << b.error().message;
+}
+
+TEST(CurlTransportTest, ASocketNobodyListensOnIsNeverSentAndSaysWhatToCheck) {
+  const std::string path = ::testing::TempDir() + "/no-slurmrestd-here.socket";
+  auto transport = Make("unix:" + path);
+  Result<HttpResponse> answer = transport->Send({"POST", "/slurm/v0.0.45/job/submit", "{}", {}});
+  ASSERT_FALSE(answer);
+  EXPECT_EQ(answer.error().code, Code::kUnavailable);  // never sent: safe to send again
+  EXPECT_NE(answer.error().message.find("cannot reach slurmrestd at unix:" + path),
+            std::string::npos)
+      << answer.error().message;
+  EXPECT_NE(answer.error().message.find("listens on that socket"), std::string::npos)
+      << answer.error().message;
+}
+
 TEST(CurlTransportTest, SendReleasedSendsOnlyWhatIsReleasedWithAtMostAtOnceInFlight) {
   EchoServer server;
   auto transport = Make(server.url());

@@ -161,6 +161,33 @@ TEST_P(RestClientIntegrationTest, OutputFileNamesAreTheFilesTheJobWrote) {
       << told;
 }
 
+// Sites that keep slurmrestd off the network run it on a local socket (slurmrestd unix:PATH);
+// the testbed's slurmrestd listens on one too.
+TEST_P(RestClientIntegrationTest, ALocalSocketReachesSlurmrestdForTheWholeLifecycle) {
+  ASSERT_FALSE(testbed_.socket.empty())
+      << "SLURMRESTD_SOCKET is not set: start the testbed with testbed/testbed.sh and export "
+         "what `testbed/testbed.sh env` prints";
+  TransportOptions options;
+  options.base_url = "unix:" + testbed_.socket;
+  auto transport = CurlTransport::Create(options);
+  ASSERT_TRUE(transport) << transport.error().ToString();
+  RestClientOptions o;
+  o.api_version = Version();
+  auto client = RestClient::Connect(**transport, *tokens_, o);
+  ASSERT_TRUE(client) << client.error().ToString();
+  Result<PingReport> ping = (*client)->Ping();
+  ASSERT_TRUE(ping) << ping.error().ToString();
+  EXPECT_TRUE(ping->responding);
+  Result<SubmitReceipt> receipt = (*client)->Submit(Job("sleep 60\n", "socket"));
+  ASSERT_TRUE(receipt) << receipt.error().ToString();
+  JobRef ref{receipt->job_id, ""};
+  ASSERT_FALSE(WaitFor(**client, ref, Running).empty());
+  ASSERT_TRUE((*client)->Cancel(ref, "")) << "cancel over the socket";
+  std::vector<JobInfo> ended = WaitFor(**client, ref, Ended);
+  ASSERT_FALSE(ended.empty());
+  EXPECT_EQ(ended[0].state.base, BaseState::kCancelled) << DescribeOutcome(ended[0]);
+}
+
 TEST_P(RestClientIntegrationTest, HeterogeneousJobStartsOnBothNodes) {
   JobRequest a = Job("srun --het-group=0,1 hostname\nsleep 30\n", "het");
   JobRequest b = a;

@@ -24,6 +24,7 @@ inline std::string TestbedEnv(const char* name) {
 
 struct Testbed {
   std::string url = TestbedEnv("SLURMRESTD_URL");
+  std::string socket = TestbedEnv("SLURMRESTD_SOCKET");  // the same slurmrestd on a local socket
   std::string user = TestbedEnv("SLURM_USER").empty() ? "ci" : TestbedEnv("SLURM_USER");
   std::string jwt_key = TestbedEnv("SLURM_JWT_KEY");
   std::string root = TestbedEnv("TESTBED_ROOT");
