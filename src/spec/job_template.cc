@@ -34,6 +34,9 @@ NativeLaunch OverlayNative(const NativeLaunch& base, const NativeLaunch& top) {
   Take(out.java_path, top.java_path);
   Take(out.jar_path, top.jar_path);
   Take(out.download_jar, top.download_jar);
+  // A jar path and downloadJar answer one question, where agent.jar comes from: a later layer's
+  // answer wins whichever it gives, so a pipeline's jar_path beats the cloud's downloadJar.
+  if (top.jar_path && !top.download_jar) out.download_jar.reset();
   Take(out.setup_script, top.setup_script);
   return out;
 }

@@ -159,7 +159,8 @@ Result<ResolvedTemplate> Finalize(const JobTemplate& m) {
     if (!m.agent.jar_path || m.agent.jar_path->empty()) {
       return Fail(Code::kInvalidInput,
                   "native launch needs agent.jar: set agentLaunch.jarPath to its path on the "
-                  "compute nodes, or set agentLaunch.downloadJar: true",
+                  "compute nodes, or set agentLaunch.downloadJar: true (in a pipeline's JSON: "
+                  "agent.jar_path or agent.download_jar)",
                   where + "agentLaunch.jarPath");
     }
     r.jar_path = *m.agent.jar_path;

@@ -102,7 +102,8 @@ TEST(ConfigTest, ReportsEveryProblemWithPositionPathAndFix) {
                 "large' contains ' '; use only letters, digits, '.', '_' and '-'",
                 "bad.yaml:14:26: jenkins.clouds[0].slurm.jobTemplates[0].agentLaunch.jarPath: "
                 "native launch needs agent.jar: set agentLaunch.jarPath to its path on the compute "
-                "nodes, or set agentLaunch.downloadJar: true",
+                "nodes, or set agentLaunch.downloadJar: true (in a pipeline's JSON: agent.jar_path "
+                "or agent.download_jar)",
                 "bad.yaml:19:13: jenkins.clouds[0].slurm.jobTemplates[1].inheritFrom: inheritFrom "
                 "names 'ghost', which is not a job template of this cloud",
                 "bad.yaml:22:11: daemon.listen: 'localhost' is not HOST:PORT (fix: write e.g. "

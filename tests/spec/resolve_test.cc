@@ -205,6 +205,42 @@ TEST(ResolveTest, LayeringCloudTemplatePipeline) {
   EXPECT_FALSE(Resolve(cloud, all, "missing"));
 }
 
+// Spec: later levels override earlier ones. Where agent.jar comes from is one setting, given
+// as a path or as downloadJar.
+TEST(ResolveTest, TheLatestLayersAnswerToWhereTheJarComesFromWins) {
+  JobTemplate downloading;
+  downloading.agent.download_jar = true;
+  JobTemplate pipeline;
+  pipeline.agent.jar_path = "/opt/jenkins/agent.jar";
+  std::vector<JobTemplate> plain = {Named("t")};
+  Result<ResolvedTemplate> r = Resolve(downloading, plain, "t", &pipeline);
+  ASSERT_TRUE(r) << r.error().ToString();
+  EXPECT_FALSE(r->download_jar);
+  EXPECT_EQ(r->jar_path, "/opt/jenkins/agent.jar");
+
+  JobTemplate with_jar = Named("j");
+  with_jar.agent.jar_path = "/template/agent.jar";
+  std::vector<JobTemplate> jarred = {with_jar};
+  Result<ResolvedTemplate> t = Resolve(downloading, jarred, "j");
+  ASSERT_TRUE(t) << t.error().ToString();
+  EXPECT_FALSE(t->download_jar);
+  EXPECT_EQ(t->jar_path, "/template/agent.jar");
+
+  JobTemplate download_again;
+  download_again.agent.download_jar = true;
+  Result<ResolvedTemplate> d = Resolve(downloading, jarred, "j", &download_again);
+  ASSERT_TRUE(d) << d.error().ToString();
+  EXPECT_TRUE(d->download_jar);
+
+  JobTemplate child = Named("child");
+  child.inherit_from = {"j"};
+  child.agent.download_jar = false;  // not an answer: the parent's jar stands
+  std::vector<JobTemplate> family = {with_jar, child};
+  Result<ResolvedTemplate> c = Resolve(JobTemplate{}, family, "child");
+  ASSERT_TRUE(c) << c.error().ToString();
+  EXPECT_EQ(c->jar_path, "/template/agent.jar");
+}
+
 TEST(ResolveTest, ModeNames) {
   EXPECT_EQ(LaunchModeName(LaunchMode::kNative), "native");
   EXPECT_EQ(LaunchModeName(LaunchMode::kPyxis), "pyxis");
