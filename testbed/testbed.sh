@@ -38,7 +38,8 @@ REST_PORT=${TESTBED_REST_PORT:-6820}
 LIFESPAN=${TESTBED_TOKEN_LIFESPAN:-86400}
 APPTAINER=${TESTBED_APPTAINER:-}
 APT_CACHE=${TESTBED_APT_CACHE-/var/cache/slurmfleet-testbed-apt}
-PKGS="slurmctld slurmd slurmrestd slurm-client slurm-wlm-jwt-plugin munge"
+# environment-modules: sites load Java with `module load` in an agent's setupScript; so do the tests
+PKGS="slurmctld slurmd slurmrestd slurm-client slurm-wlm-jwt-plugin munge environment-modules"
 URL="http://127.0.0.1:$REST_PORT"
 # slurmrestd also listens here (inside the rootfs; the host sees it under $R), as sites that put
 # it behind a local socket run it

@@ -115,6 +115,27 @@ std::string DownloadJar() {
   return s;
 }
 
+// Setup scripts load Java with `module load`, as on a login node. A job submitted through
+// slurmrestd inherits no login shell, so `module` (a shell function) is defined here from the
+// profile script Lmod or Environment Modules installs (Debian's names, then RHEL's).
+std::string ModulesInit() {
+  std::string s;
+  s += "# `module` as a login shell has it: a job submitted through slurmrestd inherits none.\n";
+  s += "if ! command -v module > /dev/null 2>&1; then\n";
+  s += "  for modules_init in /etc/profile.d/lmod.sh /etc/profile.d/modules.sh "
+       "/etc/profile.d/z00_lmod.sh; do\n";
+  s += "    if [ -r \"$modules_init\" ]; then\n";
+  s += "      set +e\n";
+  s += "      # shellcheck source=/dev/null\n";
+  s += "      . \"$modules_init\"\n";
+  s += "      set -e\n";
+  s += "      break\n";
+  s += "    fi\n";
+  s += "  done\n";
+  s += "fi\n\n";
+  return s;
+}
+
 // The srun that starts the one agent: on the node running this script, overlapping the
 // allocation so that build steps can still use every CPU of every node.
 constexpr std::string_view kAgentStep =
@@ -129,6 +150,7 @@ std::string NoReconnect(const ResolvedTemplate& t) {
 std::string NativeScript(const ResolvedTemplate& t, const LaunchContext& c) {
   std::string s = Header(t, c);
   if (!t.setup_script.empty()) {
+    s += ModulesInit();
     s += "# Setup script of the template.\n";
     s += t.setup_script;
     if (!t.setup_script.ends_with("\n")) s += "\n";

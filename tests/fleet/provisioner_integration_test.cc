@@ -4,6 +4,8 @@
 // each build here really went: queue item -> node -> Slurm job -> agent connected over /wsagents/
 // -> build -> node deleted -> job ended. Needs the running testbed.
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 
 #include "fleet/agents_testbed_fixture.h"
 
@@ -35,6 +37,31 @@ TEST_F(ProvisionerIntegrationTest, OneQueuedBuildRunsOnOneAgentThenEverythingIsG
   EXPECT_NE(events.find("submitted: Submitted Slurm job " + std::to_string(*agents[0].job_id)),
             std::string::npos)
       << events;
+}
+
+// The spec's setupScript example is `module load java/21`. The testbed has Environment Modules
+// (Debian's environment-modules) as sites have it; a modulefile puts the stand-in agent's java on
+// PATH, so the agent connects only if the job could `module load` without a login shell.
+TEST_F(ProvisionerIntegrationTest, ASetupScriptLoadsJavaWithModuleLoad) {
+  const std::string modulefile =
+      testbed_.root + "/etc/environment-modules/modules/slurmfleet-standin-java";
+  ASSERT_TRUE(std::filesystem::is_directory(std::filesystem::path(modulefile).parent_path()))
+      << "the testbed has no Environment Modules: restart it with testbed/testbed.sh, which "
+         "installs environment-modules in the rootfs";
+  std::ofstream(modulefile) << "#%Module1.0\nprepend-path PATH " << standin::kStandinAgentDir
+                            << "\n";
+  Start(Cloud("tb", 2,
+              "          - name: mod\n            label: modules\n"
+              "            workingDirectory: /tmp/jenkins\n            memoryPerNode: 10\n"
+              "            agentLaunch:\n              jarPath: {DIR}/agent.jar\n"
+              "              setupScript: module load slurmfleet-standin-java\n"));
+  jenkins_->EnqueueFreestyle("with-modules", "modules", 1s);
+  const bool built =
+      jenkins_->WaitFor([](const auto& s) { return s.completed_builds.size() == 1; }, 90s);
+  std::filesystem::remove(modulefile);
+  ASSERT_TRUE(built) << AllEvents();
+  EXPECT_EQ(jenkins_->Stats().completed_builds[0].result, "SUCCESS");
+  ExpectNothingLeft();
 }
 
 TEST_F(ProvisionerIntegrationTest, TenBuildsWithInstanceCapThreeNeverExceedThree) {

@@ -8,6 +8,19 @@ USER="${USER:-$(id -un)}"
 HOME="${HOME:-$(getent passwd "$USER" | cut -d: -f6)}"
 export USER HOME
 
+# `module` as a login shell has it: a job submitted through slurmrestd inherits none.
+if ! command -v module > /dev/null 2>&1; then
+  for modules_init in /etc/profile.d/lmod.sh /etc/profile.d/modules.sh /etc/profile.d/z00_lmod.sh; do
+    if [ -r "$modules_init" ]; then
+      set +e
+      # shellcheck source=/dev/null
+      . "$modules_init"
+      set -e
+      break
+    fi
+  done
+fi
+
 # Setup script of the template.
 module load java/21
 export GRADLE_OPTS='-Xmx2g'
