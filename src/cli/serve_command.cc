@@ -12,12 +12,10 @@
 #include <iostream>
 #include <thread>
 
-#include "auth/env_token_source.h"
-#include "auth/file_token_source.h"
-#include "auth/minting_token_source.h"
 #include "base/allocator_tuning.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/token_source_factory.h"
 #include "config/config.h"
 #include "fleet/service.h"
 #include "jenkins/http_client.h"
@@ -38,22 +36,6 @@ struct ServeOptions {
 void Log(const std::string& line) {
   auto now = std::chrono::floor<std::chrono::milliseconds>(std::chrono::system_clock::now());
   std::cerr << fmt::format("{:%Y-%m-%dT%H:%M:%S}Z {}\n", now, line);
-}
-
-std::unique_ptr<auth::TokenSource> MakeTokenSource(const config::SlurmCredentials& c,
-                                                   const Clock& clock) {
-  switch (c.source) {
-    case config::SlurmCredentials::Source::kMintFromKey:
-      return std::make_unique<auth::MintingTokenSource>(
-          c.jwt_key_file, c.user, clock, std::chrono::seconds(c.token_lifetime_seconds));
-    case config::SlurmCredentials::Source::kEnvironment:
-      return std::make_unique<auth::EnvTokenSource>(
-          c.token_env, auth::EnvTokenSource::ProcessEnvironment(), clock);
-    case config::SlurmCredentials::Source::kTokenFile:
-      break;
-  }
-  return std::make_unique<auth::FileTokenSource>(
-      c.token_file, clock, [](std::string_view m) { Log("warning: " + std::string(m)); });
 }
 
 Result<std::pair<std::string, int>> SplitListen(const std::string& listen) {
@@ -126,7 +108,8 @@ int RunServe(const ServeOptions& options) {
       return kExitConfig;
     }
     rt.transport = std::move(*transport);
-    rt.tokens = MakeTokenSource(cloud.credentials, clock);
+    rt.tokens = MakeTokenSource(cloud.credentials, clock,
+                                [](std::string_view m) { Log("warning: " + std::string(m)); });
     slurm::RestClientOptions ro;
     ro.api_version = cloud.api_version;
     rt.client = std::make_unique<slurm::LazyClient>(*rt.transport, *rt.tokens, ro);

@@ -1,5 +1,9 @@
 // `slurmfleet validate --config FILE`: every problem of a configuration at once, each with
 // file:line:column, key path, what is wrong and the fix. Exit 0 when clean, kExitConfig otherwise.
+// With --connect it then tries what the daemon will use, as the plugin's Test Connection button
+// does: each cloud's (and the batch section's) slurmrestd with its credentials, and Jenkins with
+// its API token, saying which label mode the account allows. Nothing is created or submitted.
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <iostream>
@@ -7,7 +11,11 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/token_source_factory.h"
 #include "config/config.h"
+#include "jenkins/http_client.h"
+#include "slurm/curl_transport.h"
+#include "slurm/rest_client.h"
 #include "spec/resolve.h"
 
 namespace slurmfleet::cli {
@@ -17,7 +25,123 @@ struct ValidateOptions {
   std::string config_path;
   std::vector<std::string> set_flags;
   bool json = false;
+  bool connect = false;
 };
+
+// One thing --connect tried: "cloud local", "batch" or "jenkins".
+struct Check {
+  std::string target;
+  std::string address;
+  std::optional<Error> error;  // empty when it worked
+  std::string detail;          // what was found, or what to know beside the error
+};
+
+// A slurmrestd as the daemon reaches it: the transport, the token, the API version, a ping.
+Check CheckSlurm(const std::string& target, const std::string& url, const std::string& api_version,
+                 bool tls_verify, const std::string& ca_file,
+                 const config::SlurmCredentials& credentials) {
+  Check check{target, url, std::nullopt, ""};
+  slurm::TransportOptions t;
+  t.base_url = url;
+  t.verify_tls = tls_verify;
+  t.ca_file = ca_file;
+  t.total_timeout = std::chrono::seconds(15);
+  auto transport = slurm::CurlTransport::Create(t);
+  if (!transport) {
+    check.error = transport.error();
+    return check;
+  }
+  SystemClock clock;
+  std::vector<std::string> warnings;
+  auto tokens =
+      MakeTokenSource(credentials, clock, [&](std::string_view w) { warnings.emplace_back(w); });
+  Result<auth::Token> token = tokens->Get();
+  if (!token) {
+    check.error = token.error();
+    return check;
+  }
+  slurm::RestClientOptions o;
+  o.api_version = api_version;
+  auto client = slurm::RestClient::Connect(**transport, *tokens, o);
+  if (!client) {
+    check.error = client.error();
+    return check;
+  }
+  Result<slurm::PingReport> ping = (*client)->Ping();
+  if (!ping) {
+    check.error = ping.error();
+    return check;
+  }
+  std::string offered;
+  for (const std::string& v : ping->offered_versions) offered += (offered.empty() ? "" : ", ") + v;
+  check.detail = fmt::format(
+      "Slurm {}, cluster {}, controller {} {}; API {} ({}); {}", ping->slurm_release, ping->cluster,
+      ping->controller, ping->responding ? "responding" : "NOT responding", ping->api_version,
+      offered.empty() ? "pinned" : "auto; offered " + offered, tokens->Describe());
+  for (const std::string& w : warnings) check.detail += "; warning: " + w;
+  if (!ping->responding) {
+    check.error = Error{
+        Code::kUnavailable,
+        "slurmrestd answers but its slurmctld (" + ping->controller + ") does not respond", "ping"};
+  }
+  return check;
+}
+
+Check CheckJenkins(const config::JenkinsConfig& j) {
+  Check check{"jenkins", j.url, std::nullopt, ""};
+  jenkins::HttpClientOptions jo;
+  jo.base_url = j.url;
+  jo.user = j.credentials.user;
+  jo.api_token_file = j.credentials.api_token_file;
+  jo.verify_tls = j.tls_verify;
+  jo.ca_file = j.ca_file;
+  auto client = jenkins::HttpClient::Create(jo);
+  if (!client) {
+    check.error = client.error();
+    return check;
+  }
+  Result<jenkins::ControllerInfo> info = (*client)->Discover();
+  if (!info) {
+    check.error = info.error();
+    return check;
+  }
+  Result<std::vector<jenkins::Computer>> nodes = (*client)->Computers();
+  if (!nodes) {
+    check.error = nodes.error();
+    return check;
+  }
+  Result<std::map<int64_t, std::string>> labels = (*client)->ExactLabels();
+  check.detail = fmt::format("Jenkins {}, {} nodes; queue labels {}", info->version, nodes->size(),
+                             labels ? "exact, from /scriptText (the account may administer)"
+                                    : "from task.labelExpression and the `why` texts (" +
+                                          labels.error().message +
+                                          "; give the account Overall/Administer for exact "
+                                          "Pipeline labels)");
+  if (info->quieting_down) check.detail += "; Jenkins is quieting down: no agent is started";
+  return check;
+}
+
+std::vector<Check> CheckConnections(const config::Config& c) {
+  std::vector<Check> checks;
+  for (const config::Cloud& cloud : c.clouds) {
+    checks.push_back(CheckSlurm("cloud " + cloud.name, cloud.slurm_rest_api_url, cloud.api_version,
+                                cloud.tls_verify, cloud.ca_file, cloud.credentials));
+  }
+  if (c.batch) {
+    checks.push_back(CheckSlurm("batch", c.batch->rest_url, c.batch->api_version,
+                                c.batch->tls_verify, "", c.batch->credentials));
+  }
+  if (c.jenkins && !c.jenkins->url.empty()) checks.push_back(CheckJenkins(*c.jenkins));
+  return checks;
+}
+
+// kExitOk when every check worked, else the exit code of the first failure.
+int ConnectionsExitCode(const std::vector<Check>& checks) {
+  for (const Check& c : checks) {
+    if (c.error) return ExitCodeFor(*c.error);
+  }
+  return kExitOk;
+}
 
 std::string Plural(size_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
@@ -41,12 +165,28 @@ int RunValidate(const ValidateOptions& options) {
                           {"message", d.message},
                           {"fix", d.fix}});
     }
-    std::cout << nlohmann::json{{"config", options.config_path},
-                                {"valid", loaded.ok()},
-                                {"problems", problems}}
-                     .dump(2)
-              << "\n";
-    return loaded.ok() ? kExitOk : kExitConfig;
+    nlohmann::json out = {
+        {"config", options.config_path}, {"valid", loaded.ok()}, {"problems", problems}};
+    if (!loaded.ok()) {
+      std::cout << out.dump(2) << "\n";
+      return kExitConfig;
+    }
+    if (!options.connect) {
+      std::cout << out.dump(2) << "\n";
+      return kExitOk;
+    }
+    std::vector<Check> checks = CheckConnections(loaded.config);
+    nlohmann::json connections = nlohmann::json::array();
+    for (const Check& c : checks) {
+      connections.push_back({{"target", c.target},
+                             {"address", c.address},
+                             {"ok", !c.error},
+                             {"detail", c.detail},
+                             {"error", c.error ? c.error->ToString() : ""}});
+    }
+    out["connections"] = connections;
+    std::cout << out.dump(2) << "\n";
+    return ConnectionsExitCode(checks);
   }
   if (!loaded.ok()) {
     for (const config::Diagnostic& d : loaded.diagnostics) {
@@ -77,7 +217,15 @@ int RunValidate(const ValidateOptions& options) {
   }
   std::cout << "  daemon: listens on " << c.daemon.listen << ", state in " << c.daemon.state_file
             << "\n";
-  return kExitOk;
+  if (!options.connect) return kExitOk;
+  std::vector<Check> checks = CheckConnections(c);
+  std::cout << "connections:\n";
+  for (const Check& check : checks) {
+    std::cout << "  " << check.target << " (" << check.address << "): "
+              << (check.error ? "FAILED: " + check.error->ToString() : "ok: " + check.detail)
+              << "\n";
+  }
+  return ConnectionsExitCode(checks);
 }
 
 }  // namespace
@@ -93,6 +241,9 @@ void AddValidateCommand(CLI::App& app, CommandResult& result) {
                   "override a value: PATH=VALUE, e.g. jenkins.clouds.local.maxAgents=4 "
                   "(repeatable; wins over SLURMFLEET_* variables and the file)");
   cmd->add_flag("--json", options->json, "print the problems as JSON");
+  cmd->add_flag("--connect", options->connect,
+                "then try each slurmrestd and Jenkins with the configured credentials (nothing is "
+                "created or submitted)");
   cmd->callback([options, &result] { result.exit_code = RunValidate(*options); });
 }
 

@@ -1,0 +1,25 @@
+#include "cli/token_source_factory.h"
+
+#include "auth/env_token_source.h"
+#include "auth/file_token_source.h"
+#include "auth/minting_token_source.h"
+
+namespace slurmfleet::cli {
+
+std::unique_ptr<auth::TokenSource> MakeTokenSource(const config::SlurmCredentials& c,
+                                                   const Clock& clock,
+                                                   std::function<void(std::string_view)> warn) {
+  switch (c.source) {
+    case config::SlurmCredentials::Source::kMintFromKey:
+      return std::make_unique<auth::MintingTokenSource>(
+          c.jwt_key_file, c.user, clock, std::chrono::seconds(c.token_lifetime_seconds));
+    case config::SlurmCredentials::Source::kEnvironment:
+      return std::make_unique<auth::EnvTokenSource>(
+          c.token_env, auth::EnvTokenSource::ProcessEnvironment(), clock);
+    case config::SlurmCredentials::Source::kTokenFile:
+      break;
+  }
+  return std::make_unique<auth::FileTokenSource>(c.token_file, clock, std::move(warn));
+}
+
+}  // namespace slurmfleet::cli
