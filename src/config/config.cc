@@ -203,6 +203,7 @@ JobTemplate DecodeTemplate(const YAML::Node& n, const std::string& path, Diagnos
       r.StringList("inheritFrom", /*allow_single=*/true).value_or(std::vector<std::string>{});
   t.label = r.String("label");
   t.job.partition = r.String("partition");
+  t.default_partition = r.String("defaultPartition");
   if (auto v = r.Int("cpusPerTask", 1, kInt32Max)) t.job.cpus_per_task = static_cast<int32_t>(*v);
   if (auto v = r.Int("memoryPerNode", 1, std::numeric_limits<int64_t>::max())) {
     t.job.memory_per_node_mb = static_cast<uint64_t>(*v);
@@ -315,7 +316,7 @@ Cloud DecodeCloud(const YAML::Node& n, const std::string& path, DiagnosticSink& 
   r.HintForUnknown("jenkinsCredentials",
                    "slurmfleet talks to one Jenkins: move this block to jenkins.credentials "
                    "(beside jenkins.url and jenkins.clouds)");
-  c.defaults.job.partition = r.String("defaultPartition");
+  c.defaults.default_partition = r.String("defaultPartition");
   if (auto v = r.Int("maxAgents", 1, 100000)) c.max_agents = static_cast<int>(*v);
   if (auto v = r.Int("agentTimeoutMinutes", 1, 24 * 60)) {
     c.defaults.agent_timeout_minutes = static_cast<int>(*v);

@@ -80,6 +80,7 @@ JobTemplate Overlay(const JobTemplate& base, const JobTemplate& top) {
   Take(out.node_usage_mode, top.node_usage_mode);
   Take(out.agent_timeout_minutes, top.agent_timeout_minutes);
   Take(out.no_reconnect_after_minutes, top.no_reconnect_after_minutes);
+  Take(out.default_partition, top.default_partition);
   out.job = OverlayJob(base.job, top.job);
   out.agent = OverlayNative(base.agent, top.agent);
   out.pyxis = OverlayPyxis(base.pyxis, top.pyxis);

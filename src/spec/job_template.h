@@ -82,6 +82,9 @@ struct JobTemplate {
   std::optional<int> agent_timeout_minutes;
   std::optional<int> no_reconnect_after_minutes;  // the agent's -noReconnectAfter
   JobFields job;
+  // job.partition when no layer sets one: the cloud's defaultPartition, or a template's (which
+  // wins over the cloud's, as any later layer does)
+  std::optional<std::string> default_partition;
   NativeLaunch agent;
   std::optional<PyxisLaunch> pyxis;
   std::optional<ApptainerLaunch> apptainer;

@@ -86,6 +86,7 @@ Result<ResolvedTemplate> Finalize(const JobTemplate& m) {
   r.no_reconnect_after_minutes =
       m.no_reconnect_after_minutes.value_or(kDefaultNoReconnectAfterMinutes);
   r.job = m.job;
+  if (!r.job.partition) r.job.partition = m.default_partition;
   if (!r.job.current_working_directory) {
     r.job.current_working_directory = std::string(kDefaultWorkingDirectory);
   }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "spec/resolve.h"
+
 namespace slurmfleet::config {
 namespace {
 
@@ -33,7 +35,8 @@ TEST(ConfigTest, TheExampleIsValid) {
   EXPECT_EQ(c.slurm_rest_api_url, "http://127.0.0.1:6820");
   EXPECT_EQ(c.credentials.user, "ci");
   EXPECT_EQ(c.credentials.source, SlurmCredentials::Source::kTokenFile);
-  EXPECT_EQ(c.defaults.job.partition, "debug");
+  EXPECT_EQ(c.defaults.default_partition, "debug");
+  EXPECT_FALSE(c.defaults.job.partition.has_value());
   EXPECT_EQ(c.job_templates.size(), 5u);
   ASSERT_TRUE(r.config.batch);
   EXPECT_EQ(r.config.batch->runtime_profile, RuntimeProfile::kApptainer);
@@ -287,6 +290,24 @@ TEST(ConfigTest, SlurmrestdMayBeALocalSocketNamedByItsAbsolutePath) {
                           "its absolute path (fix: write unix:/path/to/slurmrestd.socket"),
             std::string::npos)
       << lines[0];
+}
+
+// The plugin's template form lists defaultPartition too: a JCasC template that has it loads.
+TEST(ConfigTest, ATemplateMayHaveADefaultPartition) {
+  LoadResult r = LoadConfigText(
+      "jenkins:\n  clouds:\n    - slurm:\n        name: c\n        slurmRestApiUrl: "
+      "http://s:6820\n        jenkinsUrl: http://j:8080/\n        credentials: {jwtEnv: "
+      "SLURM_JWT}\n        defaultPartition: compute\n        defaultAgentLaunch: {downloadJar: "
+      "true}\n        jobTemplates:\n          - name: gpu\n            label: gpu\n"
+      "            defaultPartition: gpu\n          - name: cpu\n            label: cpu\n",
+      "p.yaml", {});
+  ASSERT_TRUE(r.ok()) << FormatDiagnostic(r.diagnostics.front());
+  const config::Cloud& cloud = r.config.clouds[0];
+  Result<spec::ResolvedTemplate> gpu = spec::Resolve(cloud.defaults, cloud.job_templates, "gpu");
+  Result<spec::ResolvedTemplate> cpu = spec::Resolve(cloud.defaults, cloud.job_templates, "cpu");
+  ASSERT_TRUE(gpu && cpu);
+  EXPECT_EQ(gpu->job.partition, "gpu");
+  EXPECT_EQ(cpu->job.partition, "compute");
 }
 
 TEST(ConfigTest, BatchSection) {

@@ -241,6 +241,36 @@ TEST(ResolveTest, TheLatestLayersAnswerToWhereTheJarComesFromWins) {
   EXPECT_EQ(c->jar_path, "/template/agent.jar");
 }
 
+// defaultPartition (on the cloud, and on a template as the plugin's template form has it) is the
+// partition when no layer names one; any layer's partition wins over it.
+TEST(ResolveTest, DefaultPartitionIsTheFallbackOfEveryLayer) {
+  JobTemplate cloud;
+  cloud.default_partition = "compute";
+  cloud.agent.download_jar = true;
+  JobTemplate plain = Named("plain");
+  JobTemplate gpu = Named("gpu");
+  gpu.default_partition = "gpu";
+  JobTemplate pinned = Named("pinned");
+  pinned.job.partition = "pinned";
+  pinned.default_partition = "gpu";
+  JobTemplate child = Named("child");
+  child.inherit_from = {"gpu"};
+  std::vector<JobTemplate> all = {plain, gpu, pinned, child};
+  auto partition = [&](std::string_view name, const JobTemplate* pipeline = nullptr) {
+    Result<ResolvedTemplate> r = Resolve(cloud, all, name, pipeline);
+    EXPECT_TRUE(r) << r.error().ToString();
+    return r ? r->job.partition.value_or("(none)") : "(error)";
+  };
+  EXPECT_EQ(partition("plain"), "compute");
+  EXPECT_EQ(partition("gpu"), "gpu");
+  EXPECT_EQ(partition("pinned"), "pinned");
+  EXPECT_EQ(partition("child"), "gpu");
+  JobTemplate pipeline;
+  pipeline.job.partition = "from-pipeline";
+  EXPECT_EQ(partition("gpu", &pipeline), "from-pipeline");
+  EXPECT_EQ(partition("plain", &pipeline), "from-pipeline");
+}
+
 TEST(ResolveTest, ModeNames) {
   EXPECT_EQ(LaunchModeName(LaunchMode::kNative), "native");
   EXPECT_EQ(LaunchModeName(LaunchMode::kPyxis), "pyxis");
