@@ -24,6 +24,7 @@ struct AgentsOptions {
 struct ActivitiesOptions {
   DaemonOptions daemon;
   std::string agent;
+  std::string cloud;
   int64_t after = 0;
   int limit = 100;
   bool follow = false;
@@ -71,6 +72,7 @@ int RunActivities(const ActivitiesOptions& o) {
     std::string path =
         "/api/v1/activities?limit=" + std::to_string(o.limit) + "&after=" + std::to_string(after);
     if (!o.agent.empty()) path += "&agent=" + o.agent;
+    if (!o.cloud.empty()) path += "&cloud=" + o.cloud;
     Result<nlohmann::json> body = DaemonGet(o.daemon, path);
     if (!body) return ReportError(body.error(), o.daemon.json);
     for (const nlohmann::json& e : (*body)["activities"]) {
@@ -104,6 +106,7 @@ void AddAgentsCommand(CLI::App& app, CommandResult& result) {
       "activities", "provisioning activity: each agent's events with OK/WARN/FAIL levels");
   AddDaemonFlags(*act, activities->daemon);
   act->add_option("--agent", activities->agent, "only this agent's events");
+  act->add_option("--cloud", activities->cloud, "only the events of this cloud's agents");
   act->add_option("--after", activities->after, "only events after this id");
   act->add_option("--limit", activities->limit, "events per page")->check(CLI::Range(1, 1000));
   act->add_flag("--follow,-f", activities->follow, "keep printing new events");

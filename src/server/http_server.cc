@@ -503,7 +503,8 @@ Status ApiServer::Impl::Listen() {
   AddRoute("GET", v1 + "/events", Scope::kRead, {"after", "limit"}, &Impl::AllEvents);
   AddRoute("GET", v1 + "/agents", Scope::kRead, {"all", "limit"}, &Impl::Agents);
   AddRoute("GET", v1 + "/agents/" + key, Scope::kRead, {}, &Impl::GetAgent);
-  AddRoute("GET", v1 + "/activities", Scope::kRead, {"after", "limit", "agent"}, &Impl::Activities);
+  AddRoute("GET", v1 + "/activities", Scope::kRead, {"after", "limit", "agent", "cloud"},
+           &Impl::Activities);
   AddRoute("GET", v1 + "/jenkins", Scope::kRead, {}, &Impl::JenkinsStatus);
   AddRoute("GET", v1 + "/templates", Scope::kRead, {}, &Impl::ListTemplates);
   AddRoute("POST", v1 + "/templates", Scope::kAdmin, {}, &Impl::RegisterTemplate);
@@ -890,16 +891,31 @@ Outcome ApiServer::Impl::Activities(const httplib::Request& req, const Principal
   auto limit = ParseLimit(req);
   if (!limit) return std::unexpected(limit.error());
   const std::string agent = req.get_param_value("agent");
+  const std::string cloud = req.get_param_value("cloud");
+  if (!cloud.empty()) {
+    const std::vector<CloudInfo> clouds = backend_.Clouds();
+    if (std::none_of(clouds.begin(), clouds.end(),
+                     [&](const CloudInfo& c) { return c.name == cloud; })) {
+      std::string known;
+      for (const CloudInfo& c : clouds) known += (known.empty() ? "" : ", ") + c.name;
+      return Reject(404, "not_found", "no cloud is named '" + cloud + "'; configured: " + known,
+                    "query.cloud");
+    }
+  }
   std::set<std::string> agents;
-  for (const AgentView& a : backend_.Agents(true, 0)) agents.insert(a.name);
+  for (const AgentView& a : backend_.Agents(true, 0)) {
+    if (cloud.empty() || a.cloud == cloud) agents.insert(a.name);
+  }
   if (!agent.empty() && !agents.contains(agent)) {
-    return Reject(404, "not_found", "no agent is named '" + agent + "'", "query.agent");
+    return Reject(404, "not_found",
+                  "no agent is named '" + agent + "'" + (cloud.empty() ? "" : " in cloud " + cloud),
+                  "query.agent");
   }
   // Provisioning activity: each agent's own stream (its submission's events included), the queue
-  // items it could not serve, ephemeral templates and Jenkins itself.
-  auto relevant = [&agents](const std::string& key) {
-    return agents.contains(key) || key.starts_with("queue-") || key.starts_with("eph-") ||
-           key == "jenkins";
+  // items it could not serve, ephemeral templates and Jenkins itself. For one cloud: its agents'.
+  auto relevant = [&agents, &cloud](const std::string& key) {
+    return agents.contains(key) || (cloud.empty() && (key.starts_with("queue-") ||
+                                                      key.starts_with("eph-") || key == "jenkins"));
   };
   json items = json::array();
   int64_t next = *after;

@@ -682,6 +682,29 @@ TEST_F(ApiServerTest, ActivitiesAreAgentEventsWithLevels) {
   EXPECT_EQ(Get("/api/v1/activities?agent=ghost").status, 404);
 }
 
+// The plugin's Cloud Statistics filter by cloud name: one cloud's agents, nothing else.
+TEST_F(ApiServerTest, ActivitiesOfOneCloud) {
+  backend_->SetAgents(
+      {AgentView{"c-cpu-1-0", "c", "cpu", "launching", {}, {}, "", "", "", 0, 1, 0, ""},
+       AgentView{"d-gpu-1-0", "d", "gpu", "launching", {}, {}, "", "", "", 0, 1, 0, ""}});
+  backend_->SetClouds({CloudInfo{"c", "http://s:6820", "v0.0.45", 4, 0},
+                       CloudInfo{"d", "http://t:6820", "v0.0.45", 4, 0}});
+  ASSERT_TRUE(store_->AppendEvent("c-cpu-1-0", "submitted", "Submitted Slurm job 5"));
+  ASSERT_TRUE(store_->AppendEvent("d-gpu-1-0", "submitted", "Submitted Slurm job 6"));
+  ASSERT_TRUE(store_->AppendEvent("queue-9", "skipped", "cloud c serves only the folders a"));
+  ASSERT_TRUE(store_->AppendEvent("c-cpu-1-0", "connected", "Agent connected after 3s"));
+  Answer c = Get("/api/v1/activities?cloud=c");
+  ASSERT_EQ(c.status, 200) << c.body;
+  ASSERT_EQ(c.body["activities"].size(), 2u) << c.body;
+  for (const json& e : c.body["activities"]) EXPECT_EQ(e["key"], "c-cpu-1-0");
+  EXPECT_EQ(Get("/api/v1/activities?cloud=d").body["activities"].size(), 1u);
+  EXPECT_EQ(Get("/api/v1/activities").body["activities"].size(), 4u);
+  Answer ghost = Get("/api/v1/activities?cloud=ghost");
+  EXPECT_EQ(ghost.status, 404);
+  EXPECT_NE(ghost.body.dump().find("configured: c, d"), std::string::npos) << ghost.body;
+  EXPECT_EQ(Get("/api/v1/activities?cloud=d&agent=c-cpu-1-0").status, 404);
+}
+
 TEST_F(ApiServerTest, EphemeralTemplatesRegisterTouchAndRelease) {
   json body = {
       {"cloud", "local"}, {"json", R"({"job": {"partition": "gpu"}})"}, {"ttlSeconds", 600}};
