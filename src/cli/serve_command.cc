@@ -14,8 +14,8 @@
 
 #include "base/allocator_tuning.h"
 #include "cli/commands.h"
+#include "cli/config_clients.h"
 #include "cli/exit_codes.h"
-#include "cli/token_source_factory.h"
 #include "config/config.h"
 #include "fleet/service.h"
 #include "jenkins/http_client.h"
@@ -139,13 +139,7 @@ int RunServe(const ServeOptions& options) {
   fleet::Provisioning provisioning;
   if (cfg->jenkins) {
     const config::JenkinsConfig& j = *cfg->jenkins;
-    jenkins::HttpClientOptions jo;
-    jo.base_url = j.url;
-    jo.user = j.credentials.user;
-    jo.api_token_file = j.credentials.api_token_file;
-    jo.verify_tls = j.tls_verify;
-    jo.ca_file = j.ca_file;
-    auto client = jenkins::HttpClient::Create(jo);
+    auto client = jenkins::HttpClient::Create(JenkinsClientOptions(j));
     if (!client) {
       Log("error: jenkins: " + client.error().ToString());
       return kExitConfig;

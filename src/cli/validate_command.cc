@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/config_clients.h"
 #include "cli/exit_codes.h"
-#include "cli/token_source_factory.h"
 #include "config/config.h"
 #include "jenkins/http_client.h"
 #include "slurm/curl_transport.h"
@@ -89,13 +89,7 @@ Check CheckSlurm(const std::string& target, const std::string& url, const std::s
 
 Check CheckJenkins(const config::JenkinsConfig& j) {
   Check check{"jenkins", j.url, std::nullopt, ""};
-  jenkins::HttpClientOptions jo;
-  jo.base_url = j.url;
-  jo.user = j.credentials.user;
-  jo.api_token_file = j.credentials.api_token_file;
-  jo.verify_tls = j.tls_verify;
-  jo.ca_file = j.ca_file;
-  auto client = jenkins::HttpClient::Create(jo);
+  auto client = jenkins::HttpClient::Create(JenkinsClientOptions(j));
   if (!client) {
     check.error = client.error();
     return check;
@@ -167,24 +161,19 @@ int RunValidate(const ValidateOptions& options) {
     }
     nlohmann::json out = {
         {"config", options.config_path}, {"valid", loaded.ok()}, {"problems", problems}};
-    if (!loaded.ok()) {
+    if (!loaded.ok() || !options.connect) {
       std::cout << out.dump(2) << "\n";
-      return kExitConfig;
-    }
-    if (!options.connect) {
-      std::cout << out.dump(2) << "\n";
-      return kExitOk;
+      return loaded.ok() ? kExitOk : kExitConfig;
     }
     std::vector<Check> checks = CheckConnections(loaded.config);
-    nlohmann::json connections = nlohmann::json::array();
+    out["connections"] = nlohmann::json::array();
     for (const Check& c : checks) {
-      connections.push_back({{"target", c.target},
-                             {"address", c.address},
-                             {"ok", !c.error},
-                             {"detail", c.detail},
-                             {"error", c.error ? c.error->ToString() : ""}});
+      out["connections"].push_back({{"target", c.target},
+                                    {"address", c.address},
+                                    {"ok", !c.error},
+                                    {"detail", c.detail},
+                                    {"error", c.error ? c.error->ToString() : ""}});
     }
-    out["connections"] = connections;
     std::cout << out.dump(2) << "\n";
     return ConnectionsExitCode(checks);
   }

@@ -3,23 +3,17 @@
 // shows what is in them; a job that fails before its script runs says why, and does not look
 // for files that were never written. Needs the running testbed.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
 
 #include "slurm/testbed_env.h"
+#include "support/run_command.h"
 
 namespace slurmfleet {
 namespace {
-
-struct Ran {
-  int exit_code = -1;
-  std::string out;
-};
 
 class JobsCommandIntegrationTest : public ::testing::Test {
  protected:
@@ -34,21 +28,14 @@ class JobsCommandIntegrationTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   // Runs the CLI with the testbed's coordinates; stdout is kept, stderr goes to the test's log.
-  Ran Submit(const std::string& job_json, const std::string& cwd) {
+  CommandRun Submit(const std::string& job_json, const std::string& cwd) {
     std::string command = std::string(SLURMFLEET_BINARY) + " jobs submit --url " + testbed_.url +
                           " --api-version " + testbed_.api_version + " --user " + testbed_.user +
                           " --jwt-key " + testbed_.jwt_key + " --script " +
                           (dir_ / "job.sh").string() + " --name cli-pattern --cwd " + cwd +
                           " --job '" + job_json + "' --follow --follow-timeout 60 --output-root " +
                           testbed_.root + " --json";
-    Ran ran;
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (pipe == nullptr) return ran;
-    char buf[4096];
-    for (size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) ran.out.append(buf, n);
-    int status = ::pclose(pipe);
-    ran.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return ran;
+    return RunCommand(command);
   }
 
   slurm::Testbed testbed_;
@@ -56,7 +43,7 @@ class JobsCommandIntegrationTest : public ::testing::Test {
 };
 
 TEST_F(JobsCommandIntegrationTest, AFailedScriptNamesAndShowsBothFiles) {
-  Ran ran =
+  CommandRun ran =
       Submit(R"({"memory_per_node": 100, "time_limit": 5, "standard_output": "cli-%j-%s-%t.out", )"
              R"("standard_error": "cli-%j-%n.err"})",
              "/home/" + testbed_.user + "/jobs");
@@ -78,7 +65,7 @@ TEST_F(JobsCommandIntegrationTest, AFailedScriptNamesAndShowsBothFiles) {
 }
 
 TEST_F(JobsCommandIntegrationTest, AJobThatCouldNotStartSaysWhyAndReadsNoFile) {
-  Ran ran = Submit(R"({"memory_per_node": 100, "time_limit": 5})", "/nonexistent/cli");
+  CommandRun ran = Submit(R"({"memory_per_node": 100, "time_limit": 5})", "/nonexistent/cli");
   ASSERT_EQ(ran.exit_code, 1) << ran.out;
   nlohmann::json job = nlohmann::json::parse(ran.out, nullptr, false);
   ASSERT_TRUE(job.is_object()) << ran.out;

@@ -3,23 +3,17 @@
 // which label mode Jenkins allows, and for what does not work, which part and why, with the exit
 // code of that failure. Needs the running testbed.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <random>
 
 #include "jenkins/standin/jenkins_standin.h"
 #include "slurm/testbed_env.h"
+#include "support/run_command.h"
 
 namespace slurmfleet {
 namespace {
-
-struct Ran {
-  int exit_code = -1;
-  std::string out;
-};
 
 class ValidateConnectIntegrationTest : public ::testing::Test {
  protected:
@@ -40,7 +34,7 @@ class ValidateConnectIntegrationTest : public ::testing::Test {
 
   // A configuration with one cloud on `slurm_url` and the stand-in Jenkins, whose API token file
   // holds `token`; validated with --connect.
-  Ran Validate(const std::string& slurm_url, const std::string& token) {
+  CommandRun Validate(const std::string& slurm_url, const std::string& token) {
     std::ofstream(dir_ / "jenkins.token") << token << "\n";
     std::ofstream(dir_ / "c.yaml")
         << "jenkins:\n  url: " << jenkins_->url()
@@ -51,14 +45,7 @@ class ValidateConnectIntegrationTest : public ::testing::Test {
         << "            agentLaunch: {downloadJar: true}\n";
     std::string command = std::string(SLURMFLEET_BINARY) + " validate --connect --config " +
                           (dir_ / "c.yaml").string();
-    Ran ran;
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (pipe == nullptr) return ran;
-    char buf[4096];
-    for (size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) ran.out.append(buf, n);
-    int status = ::pclose(pipe);
-    ran.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return ran;
+    return RunCommand(command);
   }
 
   slurm::Testbed testbed_;
@@ -68,7 +55,7 @@ class ValidateConnectIntegrationTest : public ::testing::Test {
 
 TEST_F(ValidateConnectIntegrationTest, EverythingReachableSaysWhatItFound) {
   StartJenkins(/*administer=*/true);
-  Ran ran = Validate(testbed_.url, jenkins_->api_token());
+  CommandRun ran = Validate(testbed_.url, jenkins_->api_token());
   EXPECT_EQ(ran.exit_code, 0) << ran.out;
   EXPECT_NE(ran.out.find("cloud tb (" + testbed_.url + "): ok: Slurm "), std::string::npos)
       << ran.out;
@@ -82,7 +69,7 @@ TEST_F(ValidateConnectIntegrationTest, EverythingReachableSaysWhatItFound) {
 
 TEST_F(ValidateConnectIntegrationTest, AnAccountThatMayNotAdministerIsFineButSaysSo) {
   StartJenkins(/*administer=*/false);
-  Ran ran = Validate(testbed_.url, jenkins_->api_token());
+  CommandRun ran = Validate(testbed_.url, jenkins_->api_token());
   EXPECT_EQ(ran.exit_code, 0) << ran.out;
   EXPECT_NE(ran.out.find("queue labels from task.labelExpression and the `why` texts"),
             std::string::npos)
@@ -92,7 +79,7 @@ TEST_F(ValidateConnectIntegrationTest, AnAccountThatMayNotAdministerIsFineButSay
 
 TEST_F(ValidateConnectIntegrationTest, AWrongJenkinsTokenIsAnAuthFailureNamingJenkins) {
   StartJenkins(/*administer=*/true);
-  Ran ran = Validate(testbed_.url, "11" + std::string(32, '0'));
+  CommandRun ran = Validate(testbed_.url, "11" + std::string(32, '0'));
   EXPECT_EQ(ran.exit_code, 4) << ran.out;
   EXPECT_NE(ran.out.find("cloud tb (" + testbed_.url + "): ok"), std::string::npos) << ran.out;
   EXPECT_NE(ran.out.find("jenkins (" + jenkins_->url() + "): FAILED: "), std::string::npos)
@@ -102,7 +89,7 @@ TEST_F(ValidateConnectIntegrationTest, AWrongJenkinsTokenIsAnAuthFailureNamingJe
 TEST_F(ValidateConnectIntegrationTest, AnUnreachableSlurmrestdNamesTheCloudAndTheSocket) {
   StartJenkins(/*administer=*/true);
   const std::string socket = (dir_ / "no-slurmrestd.socket").string();
-  Ran ran = Validate("unix:" + socket, jenkins_->api_token());
+  CommandRun ran = Validate("unix:" + socket, jenkins_->api_token());
   EXPECT_EQ(ran.exit_code, 5) << ran.out;
   EXPECT_NE(ran.out.find("cloud tb (unix:" + socket + "): FAILED: "), std::string::npos) << ran.out;
   EXPECT_NE(ran.out.find("listens on that socket"), std::string::npos) << ran.out;

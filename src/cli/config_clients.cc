@@ -1,10 +1,20 @@
-#include "cli/token_source_factory.h"
+#include "cli/config_clients.h"
 
 #include "auth/env_token_source.h"
 #include "auth/file_token_source.h"
 #include "auth/minting_token_source.h"
 
 namespace slurmfleet::cli {
+
+jenkins::HttpClientOptions JenkinsClientOptions(const config::JenkinsConfig& j) {
+  jenkins::HttpClientOptions o;
+  o.base_url = j.url;
+  o.user = j.credentials.user;
+  o.api_token_file = j.credentials.api_token_file;
+  o.verify_tls = j.tls_verify;
+  o.ca_file = j.ca_file;
+  return o;
+}
 
 std::unique_ptr<auth::TokenSource> MakeTokenSource(const config::SlurmCredentials& c,
                                                    const Clock& clock,
