@@ -4,9 +4,10 @@
 //       sh 'nvidia-smi'        // runs on the Slurm agent
 //   }
 //
-// is slurmJobTemplate(cloud: ..., json: ...) { node(SLURM_LABEL) { ... } }. It takes the same
-// arguments (cloud, json, ttlSeconds, daemonUrl, credentialsId, touchIntervalSeconds) and returns the
-// body's value. Declarative `agent { }` blocks cannot call steps, so in a declarative pipeline use it
+// is slurmJobTemplate(cloud: ..., json: ...) { node(SLURM_LABEL) { ... } }, and prints the agent's
+// "Submitted Slurm job N" line first. It takes the same arguments (cloud, json, ttlSeconds, daemonUrl,
+// credentialsId, touchIntervalSeconds, and the properties partition, workingDir, javaPath, jarPath,
+// downloadJar, setupScript) and returns the body's value. Declarative `agent { }` blocks cannot call steps, so in a declarative pipeline use it
 // from `steps { script { ... } }` in a stage with no agent of its own (see docs/pipelines.md).
 // A static template's label needs none of this: `agent { label 'gpu' }` works as is.
 
@@ -14,8 +15,10 @@ def call(Map args = [:], Closure body) {
     if (body == null) {
         error(saNoBody())
     }
-    return slurmJobTemplate(args == null ? [:] : args) {
+    Map given = args == null ? [:] : args
+    return slurmJobTemplate(given) {
         node(env.SLURM_LABEL) {
+            slurmJobTemplate.printSlurmJob(daemonUrl: given.daemonUrl, credentialsId: given.credentialsId)
             body()
         }
     }

@@ -20,6 +20,13 @@
 //   credentialsId  optional  a Secret Text credential holding an admin API token,
 //                            default 'slurmfleet-api-token'
 //   touchIntervalSeconds optional  seconds between TTL extensions, default ttlSeconds/3; 0 = off
+//   partition, workingDir, javaPath, jarPath, downloadJar, setupScript  optional
+//                  the plugin's declarative properties: each sets one key of the inline template
+//                  (job.partition, job.current_working_directory, agent.java_path, agent.jar_path,
+//                  agent.download_jar, agent.setup_script); json is then optional
+//
+// slurmJobTemplate.printSlurmJob(), inside node(SLURM_LABEL), prints "Submitted Slurm job N" for
+// the agent the block runs on (slurmAgent does it by itself).
 //
 // Runs on the controller from a trusted global library: the HTTP calls use HttpURLConnection in
 // @NonCPS methods. Steps (echo, error, withCredentials, withEnv) are only called from CPS code.
@@ -76,6 +83,41 @@ def call(Map args = [:], Closure body) {
             sjtRelease(checked, answer.name)
         }
     }
+}
+
+// Inside a node block on a slurmfleet agent: prints "Submitted Slurm job N" and where, as the
+// plugin's build console does. Asks the daemon (GET api/v1/agents/<NODE_NAME>) with the same
+// daemonUrl and credentialsId arguments as the step. Never fails the build (only an abort goes on):
+// a daemon or credential that cannot answer only costs the line, replaced by why.
+def printSlurmJob(Map args = [:]) {
+    Map given = args == null ? [:] : args
+    String nodeName = env.NODE_NAME
+    if (!nodeName || nodeName == 'built-in' || nodeName == 'master') {
+        echo('slurmJobTemplate.printSlurmJob: not inside a node block on a slurmfleet agent; call it inside ' +
+             'node(SLURM_LABEL) { ... }')
+        return null
+    }
+    String daemonUrl = given.daemonUrl == null ? env.SLURMFLEET_URL : given.daemonUrl.toString()
+    String credentialsId = given.credentialsId == null ? 'slurmfleet-api-token' : given.credentialsId.toString()
+    String urlProblem = sjtCheckUrl(daemonUrl, given.daemonUrl == null ? 'the SLURMFLEET_URL environment variable'
+                                                                       : 'the daemonUrl argument')
+    if (urlProblem) {
+        echo(urlProblem.replaceFirst('^slurmJobTemplate: ', 'slurmJobTemplate: cannot show the Slurm job: '))
+        return null
+    }
+    Map answer = null
+    try {
+        sjtWithToken(credentialsId) {
+            answer = sjtAgent(sjtBaseUrl(daemonUrl), env.SLURMFLEET_API_TOKEN, nodeName)
+        }
+    } catch (e) {
+        if (e.getClass().getName().endsWith('FlowInterruptedException')) {
+            throw e
+        }
+        answer = [failure: e.getMessage() ?: sjtSafeMessage(e)]
+    }
+    echo(sjtDescribeAgent(nodeName, answer, sjtRedactUrl(daemonUrl)))
+    return answer.jobId
 }
 
 // Without a body block Groovy would only say "No signature of method".
@@ -137,7 +179,8 @@ def sjtWithToken(String credentialsId, Closure block) {
 
 @NonCPS
 Map sjtCheckArgs(Map args) {
-    List known = ['cloud', 'json', 'ttlSeconds', 'daemonUrl', 'credentialsId', 'touchIntervalSeconds']
+    List known = ['cloud', 'json', 'ttlSeconds', 'daemonUrl', 'credentialsId', 'touchIntervalSeconds'] +
+                 sjtPropertyKeys()
     List unknown = []
     for (Object k : args.keySet()) {
         if (!known.contains(k.toString())) {
@@ -153,15 +196,19 @@ Map sjtCheckArgs(Map args) {
         return [problem: "slurmJobTemplate: missing the cloud argument: name a cloud configured in slurmfleet, " +
                          "e.g. slurmJobTemplate(cloud: 'my-cluster', json: '{\"job\": {...}}') { ... }"]
     }
+    boolean hasProperties = sjtPropertyKeys().any { args.containsKey(it) }
     Object json = args.json
     String jsonText = null
     if (json instanceof Map) {
         jsonText = JsonOutput.toJson(json)
     } else if (json instanceof CharSequence && !json.toString().trim().isEmpty()) {
         jsonText = json.toString()
+    } else if (json == null && hasProperties) {
+        jsonText = '{}'
     } else {
         return [problem: "slurmJobTemplate: missing the json argument: give the inline template as JSON text, " +
-                         "e.g. json: '{\"job\": {\"partition\": \"gpu\", \"cpus_per_task\": 8}}'"]
+                         "e.g. json: '{\"job\": {\"partition\": \"gpu\", \"cpus_per_task\": 8}}', or " +
+                         'properties such as partition: and workingDir:']
     }
     Object parsed = null
     try {
@@ -173,6 +220,13 @@ Map sjtCheckArgs(Map args) {
     if (!(parsed instanceof Map)) {
         return [problem: 'slurmJobTemplate: the json argument must be a JSON object such as ' +
                          '{"job": {"partition": "gpu"}}, not ' + (parsed instanceof List ? 'an array' : 'a scalar')]
+    }
+    if (hasProperties) {
+        String problem = sjtApplyProperties(args, (Map) parsed)
+        if (problem) {
+            return [problem: problem]
+        }
+        jsonText = JsonOutput.toJson(parsed)
     }
     Long ttl = sjtPositiveInt(args.containsKey('ttlSeconds') ? args.ttlSeconds : 3600)
     if (ttl == null || ttl <= 0) {
@@ -195,6 +249,70 @@ Map sjtCheckArgs(Map args) {
     }
     return [cloud: cloud.toString().trim(), json: jsonText, ttlSeconds: ttl, touchIntervalSeconds: interval,
             credentialsId: credentialsId.toString().trim(), daemonUrl: daemonUrl == null ? null : daemonUrl.toString().trim()]
+}
+
+// The plugin's declarative properties, each the short form of one key of the inline JSON.
+@NonCPS
+Map sjtProperties() {
+    return [partition   : ['job', 'partition'],
+            workingDir  : ['job', 'current_working_directory'],
+            javaPath    : ['agent', 'java_path'],
+            jarPath     : ['agent', 'jar_path'],
+            downloadJar : ['agent', 'download_jar'],
+            setupScript : ['agent', 'setup_script']]
+}
+
+@NonCPS
+List sjtPropertyKeys() {
+    return new ArrayList(sjtProperties().keySet())
+}
+
+// Writes the properties given into the parsed inline template. A property that contradicts the
+// json argument is refused rather than silently winning: the two are written side by side.
+@NonCPS
+String sjtApplyProperties(Map args, Map doc) {
+    for (Map.Entry p : sjtProperties().entrySet()) {
+        String property = p.key
+        if (!args.containsKey(property)) {
+            continue
+        }
+        Object value = args[property]
+        String section = p.value[0]
+        String key = p.value[1]
+        if (property == 'downloadJar') {
+            if (!(value instanceof Boolean)) {
+                return "slurmJobTemplate: downloadJar must be true or false, not '${value}'"
+            }
+        } else if (!(value instanceof CharSequence) || value.toString().trim().isEmpty()) {
+            return "slurmJobTemplate: ${property} must be a non-empty string, e.g. " + sjtPropertyExample(property)
+        } else {
+            value = property == 'setupScript' ? value.toString() : value.toString().trim()
+        }
+        Object block = doc[section]
+        if (block == null) {
+            block = [:]
+            doc[section] = block
+        } else if (!(block instanceof Map)) {
+            return "slurmJobTemplate: the json argument's \"${section}\" must be an object to add ${property} to it"
+        }
+        if (block.containsKey(key) && block[key] != value) {
+            return "slurmJobTemplate: ${property} '${value}' contradicts json ${section}.${key} '${block[key]}'; " +
+                   'give it in one place only'
+        }
+        block[key] = value
+    }
+    return null
+}
+
+@NonCPS
+String sjtPropertyExample(String property) {
+    switch (property) {
+        case 'partition': return "partition: 'compute'"
+        case 'workingDir': return "workingDir: '/tmp/jenkins'"
+        case 'javaPath': return "javaPath: '/opt/jenkins/jdk-17/bin/java'"
+        case 'jarPath': return "jarPath: '/opt/jenkins/agent.jar'"
+        default: return "setupScript: 'module load java/21'"
+    }
 }
 
 @NonCPS
@@ -389,6 +507,48 @@ Map sjtDelete(String base, String token, String name) {
         return [ok: true, status: r.status]
     }
     return [ok: false, status: r.status, error: sjtParseError(r.body)]
+}
+
+// GET api/v1/agents/<name>: [jobId:, cloud:, template:] or [status:/transport:, error:].
+@NonCPS
+Map sjtAgent(String base, String token, String name) {
+    Map r = sjtHttp('GET', base + 'api/v1/agents/' + sjtEncode(name), token, null)
+    if (r.transport != null || r.status != 200) {
+        return r.transport != null ? [transport: r.transport] : [status: r.status, error: sjtParseError(r.body)]
+    }
+    Object doc = null
+    try {
+        doc = new JsonSlurperClassic().parseText(r.body ?: '')
+    } catch (Exception ignored) {
+    }
+    if (!(doc instanceof Map)) {
+        return [status: r.status, error: [message: 'the answer is not an agent object']]
+    }
+    return [jobId: doc.job_id instanceof Number ? ((Number) doc.job_id).longValue() : null,
+            cloud: doc.cloud?.toString(), template: doc.template?.toString()]
+}
+
+@NonCPS
+String sjtDescribeAgent(String name, Map answer, String where) {
+    if (answer.jobId != null) {
+        return "Submitted Slurm job ${answer.jobId} for agent ${name} (cloud '${answer.cloud}', template " +
+               "${answer.template})"
+    }
+    String prefix = "slurmJobTemplate: cannot show the Slurm job of ${name}"
+    if (answer.failure != null) {
+        return "${prefix}: ${answer.failure.replaceFirst('^slurmJobTemplate: ', '')}"
+    }
+    if (answer.transport != null) {
+        return "${prefix}: cannot reach slurmfleet at ${where} (${answer.transport})"
+    }
+    if (answer.status == 404) {
+        return "${prefix}: slurmfleet at ${where} has no agent of that name (it is not a slurmfleet agent)"
+    }
+    if (answer.status == 200) {
+        return "${prefix}: slurmfleet has no Slurm job id for it yet"
+    }
+    Map err = answer.error ?: [:]
+    return "${prefix}: slurmfleet answered HTTP ${answer.status}" + (err.message ? ": ${err.message}" : '')
 }
 
 @NonCPS

@@ -66,6 +66,11 @@ class FakeDaemon {
         if (req.method == 'DELETE' && req.path.startsWith('/api/v1/templates/')) {
             return [status: 204]
         }
+        def agent = req.path =~ '^/api/v1/agents/(hpc-(slurmfleet-)?(.*)-1772357400123-0)$'
+        if (req.method == 'GET' && agent.matches()) {
+            return [status: 200, body: JsonOutput.toJson([name: agent.group(1), cloud: 'hpc', template: agent.group(3),
+                                                          phase: 'online', job_id: 413835, slurm_state: 'RUNNING'])]
+        }
         return [status: 404, body: '{"error": {"code": "not_found", "message": "no such path", "where": ""}}']
     }
 
@@ -138,6 +143,14 @@ class PipelineBinding extends Binding {
     }
 }
 
+// A vars/ script as Jenkins exposes it: name(...) runs its call method, name.method(...) any other
+// (a closure passes the methods it lacks to its owner, the script).
+class GlobalVariable extends Closure {
+    GlobalVariable(Script s) { super(s) }
+
+    Object doCall(Object[] args) { owner.invokeMethod('call', args) }
+}
+
 class PipelineHarness {
     static final String TOKEN = 'tok-9f8e7d6c5b4a39281706f5e4d3c2b1a0'
     static final File ROOT = new File(System.getProperty('pipeline.root', '.'))
@@ -167,7 +180,7 @@ class PipelineHarness {
         ['slurmJobTemplate', 'slurmAgent'].each { String name ->
             Script s = shell.parse(new File(ROOT, "vars/${name}.groovy"))
             s.binding = binding
-            binding.setVariable(name, { Object[] a -> s.invokeMethod('call', a) })
+            binding.setVariable(name, new GlobalVariable(s))
         }
     }
 
@@ -216,10 +229,20 @@ import java.lang.annotation.*
         binding.setVariable('node', { String label, Closure body ->
             nodes << label
             timeline << "node ${label}".toString()
-            return body()
+            env.push([NODE_NAME: agentName(label)])
+            try {
+                return body()
+            } finally {
+                env.pop()
+            }
         })
         binding.setVariable('sh', { String cmd -> timeline << "sh ${cmd}".toString(); null })
         binding.setVariable('mark', { String what -> timeline << what; null })
+    }
+
+    // The node Jenkins would run a block for `label` on: an agent the daemon started for it.
+    static String agentName(String label) {
+        return 'hpc-' + label + '-1772357400123-0'
     }
 
     // Runs a pipeline script (scripted syntax) with the stubs and the library in scope.
@@ -572,6 +595,89 @@ tests['slurmAgent: failures release and propagate; argument errors name slurmAge
     assert h.daemon.requests('DELETE', '/api/v1/templates/eph-3f2a9c11').size() == 1
     t = h.runFailing("slurmAgent(cloud: 'c', json: '{}')")
     assert t instanceof StepError && t.message.startsWith('slurmAgent: missing the body block')
+}
+
+tests['slurmAgent: the console says which Slurm job the block runs in, before the block'] = { PipelineHarness h ->
+    h.run("slurmAgent(cloud: 'hpc', json: '{}') { sh 'make test' }")
+    String agent = 'hpc-slurmfleet-eph-3f2a9c11-1772357400123-0'
+    List gets = h.daemon.requests('GET', '/api/v1/agents/')
+    assert gets.collect { it.path } == ["/api/v1/agents/${agent}".toString()]
+    assert gets[0].authorization == "Bearer ${PipelineHarness.TOKEN}".toString()
+    assert h.echoes.contains("Submitted Slurm job 413835 for agent ${agent} (cloud 'hpc', template eph-3f2a9c11)".toString())
+    assert h.indexOf("HTTP GET /api/v1/agents/${agent}".toString()) < h.indexOf('sh make test')
+    assertNoToken(h)
+}
+
+tests['slurmAgent: no Slurm job line is no reason to fail the build'] = { PipelineHarness h ->
+    h.daemon.respond = { Map req ->
+        req.method == 'GET' ? [status: 404, body: '{"error": {"code": "not_found", "message": "no agent", "where": ""}}']
+                            : h.daemon.defaultAnswer(req)
+    }
+    assert h.run("slurmAgent(cloud: 'hpc', json: '{}') { 'built' }") == 'built'
+    assert h.echoes.any { it.contains('cannot show the Slurm job of hpc-slurmfleet-eph-3f2a9c11') && it.contains('not a slurmfleet agent') }
+
+    h.daemon.respond = { Map req ->
+        req.method == 'GET' ? [status: 500, body: '{"error": {"code": "internal", "message": "store locked", "where": ""}}']
+                            : h.daemon.defaultAnswer(req)
+    }
+    assert h.run("slurmAgent(cloud: 'hpc', json: '{}') { 'built' }") == 'built'
+    assert h.echoes.any { it.contains('HTTP 500: store locked') }
+    assert h.errors.isEmpty()
+    assertNoToken(h)
+}
+
+tests['printSlurmJob: inside the user\'s own node block, and outside any'] = { PipelineHarness h ->
+    h.run("""
+        slurmJobTemplate(cloud: 'hpc', json: '{}') {
+            slurmJobTemplate.printSlurmJob()
+            node(SLURM_LABEL) {
+                assert slurmJobTemplate.printSlurmJob() == 413835
+            }
+        }
+    """)
+    assert h.echoes.any { it.contains('not inside a node block') }
+    assert h.echoes.count { it.startsWith('Submitted Slurm job 413835 for agent ') } == 1
+    assert h.daemon.requests('GET', '/').size() == 1
+}
+
+tests['the plugin\'s declarative properties set the inline template\'s keys'] = { PipelineHarness h ->
+    h.run("""
+        slurmAgent(cloud: 'my-cluster', partition: 'compute', workingDir: '/tmp/jenkins',
+                   javaPath: '/opt/jenkins/jdk-17/bin/java', jarPath: '/opt/jenkins/agent.jar',
+                   setupScript: 'module load java/21') { sh 'true' }
+    """)
+    Map sent = new JsonSlurperClassic().parseText(h.daemon.requests('POST', '/api/v1/templates')[0].body)
+    assert new JsonSlurperClassic().parseText(sent.json) ==
+           [job  : [partition: 'compute', current_working_directory: '/tmp/jenkins'],
+            agent: [java_path: '/opt/jenkins/jdk-17/bin/java', jar_path: '/opt/jenkins/agent.jar',
+                    setup_script: 'module load java/21']]
+
+    h.run("""
+        slurmJobTemplate(cloud: 'c', json: '{"job": {"cpus_per_task": 4, "partition": "gpu"}}', partition: 'gpu',
+                         downloadJar: true) { }
+    """)
+    sent = new JsonSlurperClassic().parseText(h.daemon.requests('POST', '/api/v1/templates')[1].body)
+    assert new JsonSlurperClassic().parseText(sent.json) ==
+           [job: [cpus_per_task: 4, partition: 'gpu'], agent: [download_jar: true]]
+}
+
+tests['property errors name the property and the fix, before any request'] = { PipelineHarness h ->
+    Map cases = [
+        "slurmAgent(cloud: 'c', json: '{\"job\": {\"partition\": \"gpu\"}}', partition: 'cpu') { }":
+            "partition 'cpu' contradicts json job.partition 'gpu'; give it in one place only",
+        "slurmAgent(cloud: 'c', partition: '') { }"           : "partition must be a non-empty string, e.g. partition: 'compute'",
+        "slurmAgent(cloud: 'c', workingDir: 7) { }"           : "workingDir must be a non-empty string, e.g. workingDir: '/tmp/jenkins'",
+        "slurmAgent(cloud: 'c', downloadJar: 'yes') { }"      : "downloadJar must be true or false, not 'yes'",
+        "slurmAgent(cloud: 'c', json: '{\"agent\": 1}', javaPath: 'java') { }":
+            'json argument\'s "agent" must be an object',
+        "slurmAgent(cloud: 'c', partitions: 'gpu') { }"       : "unknown argument 'partitions'",
+    ]
+    cases.each { String script, String expected ->
+        Throwable t = h.runFailing(script)
+        assert t instanceof StepError : "${script}: ${t}"
+        assert t.message.contains(expected) : "${script}: ${t.message}"
+    }
+    assert h.daemon.requests.isEmpty()
 }
 
 tests['the declarative pattern from docs/pipelines.md runs'] = { PipelineHarness h ->
