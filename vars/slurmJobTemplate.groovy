@@ -56,7 +56,7 @@ def call(Map args = [:], Closure body) {
     }
     checked.daemonUrl = sjtBaseUrl(checked.daemonUrl)
     String owner = "${env.JOB_NAME ?: 'unknown job'} #${env.BUILD_NUMBER ?: '?'}".toString()
-    String requestBody = sjtRegisterBody(checked, owner)
+    String requestBody = sjtRegisterBody(checked, owner, env.JOB_NAME)
     def build = sjtCurrentBuild()
 
     Map answer = null
@@ -356,9 +356,14 @@ String sjtRedactUrl(String url) {
     return url == null ? null : url.replaceFirst(/^(?i)(https?:\/\/)[^\/@]*@/, '$1***@')
 }
 
+// `job`, the job's full name, lets the daemon refuse a cloud restricted to other folders at once.
 @NonCPS
-String sjtRegisterBody(Map checked, String owner) {
-    return JsonOutput.toJson([cloud: checked.cloud, json: checked.json, ttlSeconds: checked.ttlSeconds, owner: owner])
+String sjtRegisterBody(Map checked, String owner, String job) {
+    Map body = [cloud: checked.cloud, json: checked.json, ttlSeconds: checked.ttlSeconds, owner: owner]
+    if (job) {
+        body.job = job
+    }
+    return JsonOutput.toJson(body)
 }
 
 @NonCPS
@@ -576,6 +581,9 @@ String sjtDescribeFailure(String what, Map answer, Map checked) {
                    "(${detail}). Store a token from the daemon's API token file (daemon.apiTokensFile) in that " +
                    'Secret Text credential'
         case 403:
+            if (err.where == 'job') {
+                return "${prefix}: cloud '${checked.cloud}' does not serve this job's folder (${detail})"
+            }
             return "${prefix}: the API token from credential '${checked.credentialsId}' may not manage templates " +
                    "(${detail}). Use a token with admin scope"
         case 404:

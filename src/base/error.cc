@@ -18,6 +18,8 @@ std::string_view CodeName(Code code) {
       return "not found";
     case Code::kConflict:
       return "conflict";
+    case Code::kForbidden:
+      return "forbidden";
     case Code::kInternal:
       return "internal";
   }

@@ -18,6 +18,7 @@ enum class Code {
   kUnknownOutcome,  // a POST may have landed: look before doing it again
   kNotFound,
   kConflict,
+  kForbidden,  // not allowed for this caller or place; asking again will not help
   kInternal,
 };
 

@@ -189,7 +189,8 @@ Result<server::TemplateView> Service::RegisterTemplate(const server::TemplateCom
   std::chrono::seconds ttl = command.ttl_seconds > 0 ? std::chrono::seconds(command.ttl_seconds)
                                                      : provisioning_.default_ttl;
   Result<EphemeralInfo> e =
-      provisioning_.templates->Register(command.cloud, command.json, ttl, command.owner);
+      provisioning_.templates->Register(command.cloud, command.json, ttl, command.owner,
+                                        command.job);
   if (!e) return std::unexpected(e.error());
   if (provisioning_.provisioner) provisioning_.provisioner->Wake();
   return EphemeralView(*e);

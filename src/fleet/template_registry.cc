@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "fleet/agent_plan.h"
 #include "spec/inline_json.h"
 #include "spec/job_desc_schema.h"
 
@@ -46,6 +47,23 @@ std::string Doc(const EphemeralInfo& info, std::chrono::seconds ttl, const std::
                         {"ttlSeconds", ttl.count()},
                         {"json", json}}
       .dump();
+}
+
+// The provisioner would skip every item of `job` on this cloud (agent_plan.h): say so at once.
+Status CheckFolder(const config::Cloud& cloud, const std::string& job) {
+  if (job.empty()) return {};
+  size_t slash = job.rfind('/');
+  std::string folder = slash == std::string::npos ? "" : job.substr(0, slash);
+  if (FolderAllowed(cloud.authorized_folders, folder)) return {};
+  std::string folders;
+  for (const std::string& f : cloud.authorized_folders)
+    folders += (folders.empty() ? "" : ", ") + f;
+  return Fail(Code::kForbidden,
+              "cloud " + cloud.name + " serves only jobs in the folders " + folders + "; " + job +
+                  " is in " + (folder.empty() ? std::string("no folder") : "folder " + folder) +
+                  ". Use a cloud that serves it, or add the folder to authorizedFolders of " +
+                  cloud.name,
+              "job");
 }
 
 }  // namespace
@@ -184,8 +202,8 @@ Status TemplateRegistry::Persist(Registered& e, bool ended, const std::string& e
 
 Result<EphemeralInfo> TemplateRegistry::Register(const std::string& cloud_name,
                                                  const std::string& pipeline_json,
-                                                 std::chrono::seconds ttl,
-                                                 const std::string& owner) {
+                                                 std::chrono::seconds ttl, const std::string& owner,
+                                                 const std::string& job) {
   std::lock_guard lock(mu_);
   const config::Cloud* cloud = config_.FindCloud(cloud_name);
   if (!cloud) {
@@ -194,6 +212,7 @@ Result<EphemeralInfo> TemplateRegistry::Register(const std::string& cloud_name,
     return Fail(Code::kNotFound,
                 "no cloud is named '" + cloud_name + "' (configured: " + known + ")", "cloud");
   }
+  if (Status allowed = CheckFolder(*cloud, job); !allowed) return std::unexpected(allowed.error());
   Registered e;
   e.info.name = "eph-" + RandomHex8();
   e.info.label = "slurmfleet-" + e.info.name;

@@ -66,9 +66,12 @@ class TemplateRegistry {
 
   // Parses `pipeline_json` ({job, pyxis, agent}) over the cloud's defaults and stores it.
   // kNotFound for an unknown cloud; kInvalidInput with where = "json.<path>" when the JSON is
-  // wrong; `ttl` is clamped to [60 s, 7 days].
+  // wrong; `ttl` is clamped to [60 s, 7 days]. `job`, the Jenkins job's full name when known
+  // ("" otherwise), must lie in one of the cloud's authorized folders (kForbidden, where = "job"):
+  // its items would never get an agent, so the pipeline is told now instead of waiting.
   Result<EphemeralInfo> Register(const std::string& cloud, const std::string& pipeline_json,
-                                 std::chrono::seconds ttl, const std::string& owner);
+                                 std::chrono::seconds ttl, const std::string& owner,
+                                 const std::string& job);
   // Extends the TTL. kNotFound when unknown or already released.
   Result<EphemeralInfo> Touch(const std::string& name);
   // Ends it now; agents already running finish their build. kNotFound when unknown.

@@ -82,6 +82,7 @@ struct TemplateCommand {
   std::string json;         // the spec's inline JSON, as text
   int64_t ttl_seconds = 0;  // 0: the configured default
   std::string owner;
+  std::string job;  // the Jenkins job's full name ("team/gpu-tests"), for folder restrictions
 };
 
 // The Jenkins side, for GET /api/v1/jenkins and test-connection.

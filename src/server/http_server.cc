@@ -81,6 +81,8 @@ ApiError FromError(const Error& error) {
       return {404, "not_found", error.message, error.where, {}};
     case Code::kConflict:
       return {409, "conflict", error.message, error.where, {}};
+    case Code::kForbidden:
+      return {403, "forbidden", error.message, error.where, {}};
     case Code::kInternal:
       return {500, "internal", error.message, error.where, {}};
   }
@@ -968,9 +970,12 @@ Outcome ApiServer::Impl::RegisterTemplate(const httplib::Request& req, const Pri
       command.json = value.dump();
     } else if (name == "owner" && value.is_string()) {
       command.owner = value.get<std::string>();
+    } else if (name == "job" && value.is_string()) {
+      command.job = value.get<std::string>();
     } else if (name == "ttlSeconds" && value.is_number_integer() && value.get<int64_t>() > 0) {
       command.ttl_seconds = value.get<int64_t>();
-    } else if (name == "cloud" || name == "json" || name == "owner" || name == "ttlSeconds") {
+    } else if (name == "cloud" || name == "json" || name == "owner" || name == "job" ||
+               name == "ttlSeconds") {
       return Reject(400, "invalid_input",
                     name == "ttlSeconds" ? "must be a positive whole number of seconds"
                     : name == "json"     ? "must be the template JSON, as a string or an object"
@@ -978,7 +983,7 @@ Outcome ApiServer::Impl::RegisterTemplate(const httplib::Request& req, const Pri
                     name);
     } else {
       return Reject(400, "invalid_input",
-                    "unknown field; the body takes cloud, json, ttlSeconds and owner", name);
+                    "unknown field; the body takes cloud, json, ttlSeconds, owner and job", name);
     }
   }
   if (command.cloud.empty()) return Reject(400, "invalid_input", "missing; name a cloud", "cloud");

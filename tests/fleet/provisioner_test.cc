@@ -435,6 +435,28 @@ TEST_F(ProvisionerTest, FolderRestrictedCloudSkipsOtherFoldersWithAnEvent) {
       << "told once per item";
 }
 
+TEST_F(ProvisionerTest, AnEphemeralTemplateFromAFolderTheCloudDoesNotServeIsRefused) {
+  const std::string kJar = R"({"agent": {"jar_path": "/opt/agent.jar"}})";
+  auto refused = templates_->Register("c2", kJar, 60s, "team-b/train #4", "team-b/train");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, Code::kForbidden);
+  EXPECT_EQ(refused.error().where, "job");
+  EXPECT_EQ(refused.error().message,
+            "cloud c2 serves only jobs in the folders team-a; team-b/train is in folder team-b. "
+            "Use a cloud that serves it, or add the folder to authorizedFolders of c2");
+  auto top = templates_->Register("c2", kJar, 60s, "train #1", "train");
+  ASSERT_FALSE(top);
+  EXPECT_NE(top.error().message.find("train is in no folder"), std::string::npos);
+  // a folder that only starts like an authorized one is another folder
+  EXPECT_FALSE(templates_->Register("c2", kJar, 60s, "x", "team-ab/train"));
+  EXPECT_TRUE(templates_->Ephemeral().empty());
+
+  EXPECT_TRUE(templates_->Register("c2", kJar, 60s, "ok", "team-a/sub/train"));
+  EXPECT_TRUE(templates_->Register("c2", kJar, 60s, "curl", "")) << "no job named: not checked";
+  EXPECT_TRUE(templates_->Register("c1", kJar, 60s, "any", "team-b/train")) << "c1 is open";
+  EXPECT_EQ(templates_->Ephemeral().size(), 3u);
+}
+
 TEST_F(ProvisionerTest, WithoutAdministerPipelineLabelsComeFromWhy) {
   jenkins_.administer = false;
   jenkins_.Enqueue("linux", "http://jenkins.test/job/p/3/", /*freestyle=*/false);
@@ -530,8 +552,8 @@ TEST_F(ProvisionerTest, AStrayNodeWithOurMarkerIsDeleted) {
 
 TEST_F(ProvisionerTest, EphemeralTemplateServesItsLabelAndExpires) {
   auto e = templates_->Register(
-      "c1", R"({"job": {"cpus_per_task": 2}, "agent": {"jar_path": "/opt/agent.jar"}})", 60s,
-      "p#1");
+      "c1", R"({"job": {"cpus_per_task": 2}, "agent": {"jar_path": "/opt/agent.jar"}})", 60s, "p#1",
+      "");
   ASSERT_TRUE(e) << (e ? "" : e.error().ToString());
   EXPECT_EQ(e->label, "slurmfleet-" + e->name);
   jenkins_.Enqueue(e->label);
@@ -540,7 +562,7 @@ TEST_F(ProvisionerTest, EphemeralTemplateServesItsLabelAndExpires) {
   const slurm::JobRequest& request = slurm1_.request_of(slurm1_.jobs().begin()->first);
   EXPECT_EQ(request.cpus_per_task, 2);
   EXPECT_EQ(request.current_working_directory, "/tmp/jenkins-c1");
-  auto bad = templates_->Register("c1", R"({"job": {"cpus_per_tsk": 2}})", 60s, "p#2");
+  auto bad = templates_->Register("c1", R"({"job": {"cpus_per_tsk": 2}})", 60s, "p#2", "");
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().code, Code::kInvalidInput);
   EXPECT_TRUE(bad.error().where.starts_with("json")) << bad.error().where;

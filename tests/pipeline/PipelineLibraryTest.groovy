@@ -341,11 +341,12 @@ tests['registers, runs the body with SLURM_LABEL, then releases'] = { PipelineHa
     assert post.authorization == "Bearer ${PipelineHarness.TOKEN}".toString()
     assert post.contentType == 'application/json'
     Map sent = new JsonSlurperClassic().parseText(post.body)
-    assert sent.keySet() == ['cloud', 'json', 'ttlSeconds', 'owner'] as Set
+    assert sent.keySet() == ['cloud', 'json', 'ttlSeconds', 'owner', 'job'] as Set
     assert sent.cloud == 'my-cluster'
     assert sent.json == JSON                  // the text exactly as written, as a JSON string
     assert sent.ttlSeconds == 3600
     assert sent.owner == 'team/gpu-tests #7'
+    assert sent.job == 'team/gpu-tests'
     assert h.daemon.requests[1].authorization == "Bearer ${PipelineHarness.TOKEN}".toString()
     assert h.env.SLURM_LABEL == null          // withEnv ended with the block
     assert h.echoes.any { it.contains('registered template eph-3f2a9c11') && it.contains('slurmfleet-eph-3f2a9c11') }
@@ -407,6 +408,26 @@ tests['401 and 403 name the credential and the fix'] = { PipelineHarness h ->
     t = h.runFailing("slurmJobTemplate(cloud: 'c', json: '{}') { }")
     assert t.message.contains('admin scope') && t.message.contains('HTTP 403')
     assertNoToken(h, t)
+}
+
+tests['a cloud restricted to other folders: the error says so, not "use an admin token"'] = { PipelineHarness h ->
+    h.daemon.respond = { Map req ->
+        [status: 403, body: '{"error": {"code": "forbidden", "message": "cloud hpc serves only jobs in the folders ' +
+                            'ml; team/gpu-tests is in folder team. Use a cloud that serves it, or add the folder to ' +
+                            'authorizedFolders of hpc", "where": "job"}}']
+    }
+    Throwable t = h.runFailing("slurmJobTemplate(cloud: 'hpc', json: '{}') { }")
+    assert t.message.startsWith("slurmJobTemplate: could not register the template: cloud 'hpc' does not serve " +
+                                "this job's folder (HTTP 403 forbidden at job: cloud hpc serves only jobs in the folders ml")
+    assert !t.message.contains('admin scope')
+}
+
+tests['without JOB_NAME no job is sent'] = { PipelineHarness h ->
+    h.env.layers[0].remove('JOB_NAME')
+    h.run("slurmJobTemplate(cloud: 'c', json: '{}') { }")
+    Map sent = new JsonSlurperClassic().parseText(h.daemon.requests[0].body)
+    assert !sent.containsKey('job')
+    assert sent.owner == 'unknown job #7'
 }
 
 tests['422 (Slurm refused the template) points at the json argument'] = { PipelineHarness h ->

@@ -134,6 +134,9 @@ class FakeBackend final : public Backend {
     if (command.json.find("bogus") != std::string::npos) {
       return Fail(Code::kInvalidInput, "unknown key 'bogus'", "json.job.bogus");
     }
+    if (command.job.starts_with("elsewhere/")) {
+      return Fail(Code::kForbidden, "cloud local serves only jobs in the folders team", "job");
+    }
     TemplateView t{
         "eph-" + std::to_string(registered_.size()), "", "local", true, command.owner, 100};
     t.label = "slurmfleet-" + t.name;

@@ -734,6 +734,18 @@ TEST_F(ApiServerTest, EphemeralTemplatesRegisterTouchAndRelease) {
   EXPECT_EQ(Post("/api/v1/templates", {{"cloud", "local"}, {"json", "{}"}, {"extra", 1}})
                 .body["error"]["where"],
             "extra");
+
+  Answer job = Post("/api/v1/templates", {{"cloud", "local"}, {"json", "{}"}, {"job", "team/x"}});
+  EXPECT_EQ(job.status, 201) << job.body;
+  EXPECT_EQ(backend_->registered().back().job, "team/x");
+  Answer outside =
+      Post("/api/v1/templates", {{"cloud", "local"}, {"json", "{}"}, {"job", "elsewhere/x"}});
+  EXPECT_EQ(outside.status, 403);
+  EXPECT_EQ(outside.body["error"]["code"], "forbidden");
+  EXPECT_EQ(outside.body["error"]["where"], "job");
+  EXPECT_EQ(Post("/api/v1/templates", {{"cloud", "local"}, {"json", "{}"}, {"job", 3}})
+                .body["error"]["where"],
+            "job");
 }
 
 TEST_F(ApiServerTest, JenkinsStatusSaysWhichLabelSourceIsUsed) {
