@@ -31,12 +31,15 @@ namespace {
 struct ServeOptions {
   std::string config_path;
   std::vector<std::string> set_flags;
+  std::string log_level;  // overrides daemon.logLevel when set
 };
 
 void Log(const std::string& line) {
   auto now = std::chrono::floor<std::chrono::milliseconds>(std::chrono::system_clock::now());
   std::cerr << fmt::format("{:%Y-%m-%dT%H:%M:%S}Z {}\n", now, line);
 }
+
+void DebugLog(std::string_view line) { Log("debug: " + std::string(line)); }
 
 Result<std::pair<std::string, int>> SplitListen(const std::string& listen) {
   size_t colon = listen.rfind(':');
@@ -46,8 +49,10 @@ Result<std::pair<std::string, int>> SplitListen(const std::string& listen) {
 }
 
 Result<config::Config> Load(const ServeOptions& o) {
+  std::vector<std::string> set_flags = o.set_flags;
+  if (!o.log_level.empty()) set_flags.push_back("daemon.logLevel=" + o.log_level);
   Result<std::vector<config::Override>> overrides =
-      config::CollectOverrides(config::SlurmfleetVariables(environ), o.set_flags);
+      config::CollectOverrides(config::SlurmfleetVariables(environ), set_flags);
   if (!overrides) return std::unexpected(overrides.error());
   return config::LoadConfig(o.config_path, *overrides);
 }
@@ -124,6 +129,7 @@ int RunServe(const ServeOptions& options) {
     eo.absence_margin = std::chrono::duration_cast<std::chrono::seconds>(t.total_timeout) +
                         std::chrono::seconds(15);
     eo.fail_fast.partition_down_is_fatal = daemon.partition_down_is_fatal;
+    if (daemon.debug_log) eo.debug_log = DebugLog;
     auto engine = fleet::Engine::Create(**store, *rt.client, clock, eo);
     if (!engine) {
       Log("error: cloud " + cloud.name + ": " + engine.error().ToString());
@@ -160,6 +166,7 @@ int RunServe(const ServeOptions& options) {
     fleet::ProvisionerOptions po;
     po.instance = daemon.instance;
     po.interval = std::chrono::milliseconds(j.poll_ms);
+    if (daemon.debug_log) po.debug_log = DebugLog;
     auto provisioner = fleet::Provisioner::Create(*provisioning.jenkins, *provisioning.templates,
                                                   **store, clock, std::move(targets), po);
     if (!provisioner) {
@@ -250,6 +257,9 @@ void AddServeCommand(CLI::App& app, CommandResult& result) {
       ->required();
   cmd->add_option("--set", options->set_flags,
                   "override a config value: PATH=VALUE (e.g. daemon.listen=0.0.0.0:8470)");
+  cmd->add_option("--log-level", options->log_level,
+                  "info, or debug: also each queue item's provisioning decision and each engine "
+                  "pass (overrides daemon.logLevel)");
   cmd->callback([options, &result] { result.exit_code = RunServe(*options); });
 }
 

@@ -492,6 +492,14 @@ DaemonConfig DecodeDaemon(const YAML::Node& n, DiagnosticSink& sink) {
   if (auto v = r.Int("orphanGraceSeconds", 1, 86400)) d.orphan_grace_seconds = static_cast<int>(*v);
   if (auto v = r.Bool("partitionDownIsFatal")) d.partition_down_is_fatal = *v;
   if (auto v = r.Int("slurmTimeoutSeconds", 1, 600)) d.slurm_timeout_seconds = static_cast<int>(*v);
+  if (auto v = r.String("logLevel")) {
+    if (*v == "info" || *v == "debug") {
+      d.debug_log = *v == "debug";
+    } else {
+      sink.Report(n["logLevel"], r.PathOf("logLevel"), "'" + *v + "' is not a log level",
+                  "write info or debug");
+    }
+  }
   r.Finish();
   return d;
 }

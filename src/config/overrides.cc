@@ -6,7 +6,7 @@
 namespace slurmfleet::config {
 namespace {
 
-constexpr std::array<EnvironmentKey, 18> kEnvironmentKeys{{
+constexpr std::array<EnvironmentKey, 19> kEnvironmentKeys{{
     {"SLURMFLEET_SLURM_REST_URL", "batch.restUrl"},
     {"SLURMFLEET_SLURM_REST_API_VERSION", "batch.apiVersion"},
     {"SLURMFLEET_SLURM_REST_USER", "batch.credentials.user"},
@@ -25,6 +25,7 @@ constexpr std::array<EnvironmentKey, 18> kEnvironmentKeys{{
     {"SLURMFLEET_STATE_FILE", "daemon.stateFile"},
     {"SLURMFLEET_API_TOKENS_FILE", "daemon.apiTokensFile"},
     {"SLURMFLEET_INSTANCE", "daemon.instance"},
+    {"SLURMFLEET_LOG_LEVEL", "daemon.logLevel"},
 }};
 
 constexpr std::string_view kCredentialSources[] = {"jwtFile", "jwtEnv", "jwtKeyFile"};

@@ -25,7 +25,10 @@ Plan PlanAgents(std::span<const PlanItem> items, std::vector<PlanExecutor> avail
                 std::vector<PlanCloud> clouds) {
   Plan plan;
   for (const PlanItem& item : items) {
-    if (!item.label) continue;
+    if (!item.label) {
+      plan.outcomes.push_back(ItemOutcome::kLabelUnknown);
+      continue;
+    }
     const jenkins::LabelExpression& label = *item.label;
 
     bool served = false;
@@ -38,6 +41,7 @@ Plan PlanAgents(std::span<const PlanItem> items, std::vector<PlanExecutor> avail
     }
     if (served) {
       ++plan.served_by_existing;
+      plan.outcomes.push_back(ItemOutcome::kServedByExisting);
       continue;
     }
 
@@ -92,7 +96,10 @@ Plan PlanAgents(std::span<const PlanItem> items, std::vector<PlanExecutor> avail
       plan.launches.push_back({item.id, c, *match});
       served = true;
     }
-    if (!served) {
+    if (served) {
+      plan.outcomes.push_back(ItemOutcome::kLaunched);
+    } else {
+      plan.outcomes.push_back(notes.empty() ? ItemOutcome::kNoTemplate : ItemOutcome::kHeldBack);
       plan.notes.insert(plan.notes.end(), notes.begin(), notes.end());
     }
   }

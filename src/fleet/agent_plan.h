@@ -64,10 +64,20 @@ struct PlanNote {
   std::string message;
 };
 
+// What the plan did with one item, for the debug log.
+enum class ItemOutcome {
+  kLabelUnknown,      // its label could not be learned: left alone
+  kServedByExisting,  // an idle executor or a starting agent takes it
+  kLaunched,          // a new agent (in `launches`)
+  kHeldBack,          // a template serves it but a cap, back-off or folder holds it (in `notes`)
+  kNoTemplate,        // no template of any cloud serves its label
+};
+
 struct Plan {
   std::vector<PlannedLaunch> launches;
   std::vector<PlanNote> notes;
-  int served_by_existing = 0;  // items matched to an idle executor or a starting agent
+  int served_by_existing = 0;         // items matched to an idle executor or a starting agent
+  std::vector<ItemOutcome> outcomes;  // one per item, in the order given
 };
 
 // `folder` is under `authorized` when equal to it or inside it ("a/b" is under "a").

@@ -1,5 +1,6 @@
 #include "fleet/engine.h"
 
+#include <fmt/format.h>
 #include <malloc.h>
 
 #include <algorithm>
@@ -1012,10 +1013,45 @@ void Engine::Stop() {
   Wake();
 }
 
+bool PassStats::Quiet() const {
+  return submitted == 0 && adopted == 0 && state_changes == 0 && cancelled == 0 &&
+         orphans_cancelled == 0 && detail_requests == 0 && !full_list && !slurm_error;
+}
+
+std::string DescribePass(const std::string& cloud, const PassStats& stats, size_t tracked,
+                         std::chrono::milliseconds took, std::chrono::milliseconds next) {
+  std::string line = fmt::format("cloud {}: pass {} ms", cloud, took.count());
+  auto count = [&line](int n, std::string_view one, std::string_view many) {
+    if (n > 0) line += fmt::format(", {} {}", n, n == 1 ? one : many);
+  };
+  count(stats.submitted, "submitted", "submitted");
+  if (stats.tracking_requests > 0) {
+    line +=
+        fmt::format(", {} of {} tracked job{}", stats.full_list ? "full job list" : "jobs/state",
+                    tracked, tracked == 1 ? "" : "s");
+  }
+  count(stats.detail_requests, "detail request", "detail requests");
+  count(stats.state_changes, "state change", "state changes");
+  count(stats.adopted, "adopted", "adopted");
+  count(stats.cancelled, "cancelled", "cancelled");
+  count(stats.orphans_cancelled, "orphan cancelled", "orphans cancelled");
+  if (stats.slurm_error) line += ", Slurm: " + stats.slurm_error->ToString();
+  return line + fmt::format("; next pass in {} ms", next.count());
+}
+
 void Engine::Run() {
+  std::chrono::milliseconds logged_interval{-1};
   while (!stop_) {
-    Tick();
+    const auto started = clock_.Monotonic();
+    PassStats stats = Tick();
     std::chrono::milliseconds interval = NextInterval();
+    if (options_.debug_log && (!stats.Quiet() || interval != logged_interval)) {
+      logged_interval = interval;
+      options_.debug_log(DescribePass(
+          options_.cloud, stats, active_.size(),
+          std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Monotonic() - started),
+          interval));
+    }
     std::unique_lock lock(inbox_mu_);
     wake_.wait_for(lock, interval, [this] { return woken_ || stop_.load(); });
     woken_ = false;

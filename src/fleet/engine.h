@@ -19,6 +19,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -70,6 +71,9 @@ struct EngineOptions {
   // in rounds of round trips.
   size_t submit_concurrency = 16;
   FailFastPolicy fail_fast;
+  // Debug lines (serve's daemon.logLevel debug): one per pass that did something or changed the
+  // interval (DescribePass). Empty: off.
+  std::function<void(std::string_view)> debug_log;
 };
 
 struct PassStats {
@@ -83,7 +87,15 @@ struct PassStats {
   int cancelled = 0;
   int orphans_cancelled = 0;
   std::optional<Error> slurm_error;  // the pass could not talk to Slurm
+
+  // Nothing happened: no submit, change, cancel, detail request, full list or error.
+  bool Quiet() const;
 };
+
+// One debug line for a pass of `cloud`'s engine: "cloud hpc: pass 12 ms, jobs/state of 3 tracked
+// jobs, 1 detail request, 1 state change; next pass in 1000 ms".
+std::string DescribePass(const std::string& cloud, const PassStats& stats, size_t tracked,
+                         std::chrono::milliseconds took, std::chrono::milliseconds next);
 
 class Engine {
  public:

@@ -230,6 +230,10 @@ ProvisionStats Provisioner::Tick() {
         }
       }
       noted_ = std::move(still);
+      std::erase_if(debug_told_, [&](const auto& told) {
+        return std::none_of(wanted.begin(), wanted.end(),
+                            [&](const jenkins::QueueItem& item) { return item.id == told.first; });
+      });
     } else {
       std::lock_guard lock(status_mu_);
       status_.last_error = queue.error().ToString();
@@ -354,6 +358,83 @@ bool Provisioner::CountedFree(const Agent& agent,
   return !node->second.temporarily_offline && !node->second.building();
 }
 
+namespace {
+
+std::string_view LabelSourceText(jenkins::LabelSource source) {
+  switch (source) {
+    case jenkins::LabelSource::kScript:
+      return "from /scriptText";
+    case jenkins::LabelSource::kLabelExpression:
+      return "from the job's label expression";
+    case jenkins::LabelSource::kWhy:
+      return "guessed from the queue's why text or the label load";
+    case jenkins::LabelSource::kNone:
+      break;
+  }
+  return "";
+}
+
+}  // namespace
+
+void Provisioner::DebugPlan(const std::vector<jenkins::QueueItem>& items, const Plan& plan,
+                            const std::vector<CloudTemplates>& snapshot) {
+  for (size_t i = 0; i < items.size() && i < plan.outcomes.size(); ++i) {
+    const jenkins::QueueItem& item = items[i];
+    std::string decision;
+    switch (plan.outcomes[i]) {
+      case ItemOutcome::kLabelUnknown:
+        decision = "no agent: neither the job nor the queue's why text nor the label load names it";
+        break;
+      case ItemOutcome::kServedByExisting:
+        decision = "an idle executor or an agent still starting takes it";
+        break;
+      case ItemOutcome::kLaunched:
+        for (const PlannedLaunch& l : plan.launches) {
+          if (l.item_id != item.id) continue;
+          decision = "a new agent from cloud " + snapshot[l.cloud].name + ", template " +
+                     snapshot[l.cloud].templates[l.templ].resolved.name;
+        }
+        break;
+      case ItemOutcome::kHeldBack:
+        decision = "held back:";
+        for (const PlanNote& note : plan.notes) {
+          if (note.item_id == item.id) decision += " " + note.message + ";";
+        }
+        decision.pop_back();
+        break;
+      case ItemOutcome::kNoTemplate: {
+        // Saying which labels there are makes a typo in either place plain.
+        std::string templates;
+        for (const CloudTemplates& c : snapshot) {
+          templates += (templates.empty() ? "" : "; ") + c.name + ":";
+          for (size_t t = 0; t < c.templates.size(); ++t) {
+            std::string labels;
+            for (const std::string& l : c.templates[t].resolved.labels) {
+              labels += (labels.empty() ? "" : " ") + l;
+            }
+            templates += (t == 0 ? " " : ", ") + c.templates[t].resolved.name + " '" + labels + "'";
+          }
+        }
+        decision = "no template of any cloud serves it (" + templates + ")";
+        break;
+      }
+    }
+    std::string& told = debug_told_[item.id];
+    if (told == decision) continue;
+    told = decision;
+    std::string label = !item.label           ? "an unknown label"
+                        : item.label->empty() ? "any node (no label)"
+                                              : "'" + *item.label + "'";
+    if (item.label) label += " " + std::string(LabelSourceText(item.label_source));
+    std::string job = item.task_name;
+    if (std::string folder = item.FolderPath(); !job.empty() && !folder.empty()) {
+      job = folder + "/" + job;
+    }
+    options_.debug_log("queue item " + std::to_string(item.id) +
+                       (job.empty() ? "" : " (" + job + ")") + " wants " + label + ": " + decision);
+  }
+}
+
 void Provisioner::Launch(const std::vector<jenkins::QueueItem>& items,
                          const std::map<std::string, jenkins::Computer>& nodes,
                          const std::vector<CloudTemplates>& snapshot, ProvisionStats& stats) {
@@ -415,6 +496,7 @@ void Provisioner::Launch(const std::vector<jenkins::QueueItem>& items,
   }
 
   Plan plan = PlanAgents(plan_items, std::move(available), clouds);
+  if (options_.debug_log) DebugPlan(items, plan, snapshot);
   for (const PlanNote& note : plan.notes) {
     if (!noted_.insert({note.item_id, note.cloud}).second) continue;
     (void)store_.AppendEvent("queue-" + std::to_string(note.item_id), "skipped", note.message);

@@ -21,6 +21,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -29,6 +30,7 @@
 
 #include "base/clock.h"
 #include "fleet/agent.h"
+#include "fleet/agent_plan.h"
 #include "fleet/engine.h"
 #include "fleet/template_registry.h"
 #include "jenkins/client.h"
@@ -57,6 +59,9 @@ struct ProvisionerOptions {
   // Jenkins calls (make the node, read its secret) in flight at once for a wave of new agents;
   // 1 makes them one by one on the loop's thread.
   size_t jenkins_concurrency = 16;
+  // Debug lines (serve's daemon.logLevel debug): what the planner decided for each queue item,
+  // written when that decision changes. Empty: off, and nothing is formatted.
+  std::function<void(std::string_view)> debug_log;
 };
 
 // Where the provisioner launches on one cloud.
@@ -125,6 +130,9 @@ class Provisioner {
   // and, once connected in `nodes`, neither offline nor building; until it connects, while it
   // is still starting.
   bool CountedFree(const Agent& agent, const std::map<std::string, jenkins::Computer>& nodes) const;
+  // Writes each item's decision to the debug log when it is new or changed.
+  void DebugPlan(const std::vector<jenkins::QueueItem>& items, const Plan& plan,
+                 const std::vector<CloudTemplates>& snapshot);
   void Launch(const std::vector<jenkins::QueueItem>& items,
               const std::map<std::string, jenkins::Computer>& nodes,
               const std::vector<CloudTemplates>& snapshot, ProvisionStats& stats);
@@ -179,6 +187,7 @@ class Provisioner {
   bool items_waited_ = false;  // the last queue had items wanting an executor
   uint64_t sequence_ = 0;
   std::set<std::pair<int64_t, std::string>> noted_;  // (queue item, cloud) skips already told
+  std::map<int64_t, std::string> debug_told_;        // queue item -> its decision last logged
   struct Backoff {
     int failures = 0;
     int64_t until_ms = 0;

@@ -188,9 +188,8 @@ Result<server::TemplateView> Service::RegisterTemplate(const server::TemplateCom
   if (!provisioning_.templates) return std::unexpected(NotProvisioning());
   std::chrono::seconds ttl = command.ttl_seconds > 0 ? std::chrono::seconds(command.ttl_seconds)
                                                      : provisioning_.default_ttl;
-  Result<EphemeralInfo> e =
-      provisioning_.templates->Register(command.cloud, command.json, ttl, command.owner,
-                                        command.job);
+  Result<EphemeralInfo> e = provisioning_.templates->Register(command.cloud, command.json, ttl,
+                                                              command.owner, command.job);
   if (!e) return std::unexpected(e.error());
   if (provisioning_.provisioner) provisioning_.provisioner->Wake();
   return EphemeralView(*e);

@@ -157,7 +157,8 @@ class AgentsServeIntegrationTest : public ::testing::Test {
     // everything the child needs is prepared before fork: this process has threads
     int log_fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     ASSERT_GE(log_fd, 0) << log_;
-    const char* argv[] = {SLURMFLEET_BINARY, "serve", "--config", config.c_str(), nullptr};
+    const char* argv[] = {SLURMFLEET_BINARY, "serve", "--config", config.c_str(),
+                          "--log-level",     "debug", nullptr};
     pid_ = fork();
     ASSERT_GE(pid_, 0);
     if (pid_ == 0) {
@@ -368,6 +369,17 @@ TEST_F(AgentsServeIntegrationTest, KilledAndRestartedMidFlightLeaksNoNodeAndNoJo
   EXPECT_NE(act_out.find("connected"), std::string::npos) << act_out;
   EXPECT_NE(act_out.find("ended"), std::string::npos) << act_out;
   std::cout << "$ slurmfleet agents --all\n" << agents_out;
+
+  // The debug log told each item's decision and the engine's passes, and no secret.
+  const std::string log = ReadFile(log_);
+  EXPECT_NE(log.find("debug: queue item "), std::string::npos) << Diagnostics();
+  EXPECT_NE(log.find("from /scriptText: a new agent from cloud tb, template cpu"),
+            std::string::npos)
+      << Diagnostics();
+  EXPECT_NE(log.find("debug: cloud tb: pass "), std::string::npos) << Diagnostics();
+  EXPECT_EQ(log.find(jenkins_->api_token()), std::string::npos);
+  EXPECT_EQ(log.find(kAdminToken), std::string::npos);
+  EXPECT_EQ(log.find("eyJ"), std::string::npos) << "a JWT in the log";
 
   // A SIGTERM after all that drains and exits 0.
   kill(pid_, SIGTERM);

@@ -368,6 +368,25 @@ TEST(ConfigTest, LoadConfigSummarisesForOtherCommands) {
   EXPECT_TRUE(LoadConfig(kExample, {}));
 }
 
+TEST(ConfigTest, LogLevelIsInfoOrDebug) {
+  Result<Config> plain = LoadConfig(kExample, {});
+  ASSERT_TRUE(plain);
+  EXPECT_FALSE(plain->daemon.debug_log);
+  Result<Config> debug = LoadConfig(kExample, {*ParseSetFlag("daemon.logLevel=debug")});
+  ASSERT_TRUE(debug) << debug.error().ToString();
+  EXPECT_TRUE(debug->daemon.debug_log);
+  Result<Config> from_env =
+      LoadConfig(kExample, OverridesFromEnvironment({{"SLURMFLEET_LOG_LEVEL", "debug"}}));
+  ASSERT_TRUE(from_env) << from_env.error().ToString();
+  EXPECT_TRUE(from_env->daemon.debug_log);
+  Result<Config> bad = LoadConfig(kExample, {*ParseSetFlag("daemon.logLevel=verbose")});
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find(
+                "daemon.logLevel: 'verbose' is not a log level (fix: write info or debug)"),
+            std::string::npos)
+      << bad.error().message;
+}
+
 }  // namespace
 }  // namespace slurmfleet::config
 

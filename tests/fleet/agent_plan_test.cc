@@ -134,6 +134,20 @@ TEST(AgentPlanTest, FolderRestrictedCloudServesOnlyItsFolders) {
   EXPECT_TRUE(fallback.notes.empty());
 }
 
+TEST(AgentPlanTest, EachItemsOutcomeIsReportedInOrder) {
+  std::vector<PlanItem> items = {Item(1, "gpu"), PlanItem{2, std::nullopt, ""},
+                                 Item(3, "gpu"), Item(4, "arm"),
+                                 Item(5, "gpu"), Item(6, "gpu", "team-b")};
+  std::vector<PlanExecutor> available = {{{"gpu", "node-a"}, false, 1}};
+  Plan plan = PlanAgents(
+      items, available,
+      {Cloud("c", 10, {Tmpl("g", {"gpu"}, 1)}), Cloud("r", 10, {Tmpl("g", {"gpu"})}, {"team-a"})});
+  EXPECT_EQ(plan.outcomes,
+            (std::vector<ItemOutcome>{ItemOutcome::kServedByExisting, ItemOutcome::kLabelUnknown,
+                                      ItemOutcome::kLaunched, ItemOutcome::kNoTemplate,
+                                      ItemOutcome::kHeldBack, ItemOutcome::kHeldBack}));
+}
+
 TEST(AgentPlanTest, FolderAllowedMatchesWholeComponents) {
   EXPECT_TRUE(FolderAllowed({}, "anything"));
   EXPECT_TRUE(FolderAllowed({"a"}, "a"));

@@ -88,6 +88,37 @@ class EngineTest : public ::testing::Test {
   std::unique_ptr<Engine> engine_;
 };
 
+TEST(DescribePassTest, NamesWhatThePassDidAndTheNextInterval) {
+  PassStats quiet;
+  quiet.tracking_requests = 1;
+  EXPECT_TRUE(quiet.Quiet());
+  EXPECT_EQ(DescribePass("hpc", quiet, 1, 3ms, 10000ms),
+            "cloud hpc: pass 3 ms, jobs/state of 1 tracked job; next pass in 10000 ms");
+  PassStats busy = quiet;
+  busy.submitted = 2;
+  busy.detail_requests = 1;
+  busy.state_changes = 3;
+  busy.cancelled = 1;
+  EXPECT_FALSE(busy.Quiet());
+  EXPECT_EQ(DescribePass("hpc", busy, 4, 12ms, 1000ms),
+            "cloud hpc: pass 12 ms, 2 submitted, jobs/state of 4 tracked jobs, 1 detail request, 3 "
+            "state changes, 1 cancelled; next pass in 1000 ms");
+  PassStats full;
+  full.tracking_requests = 1;
+  full.full_list = true;
+  full.orphans_cancelled = 2;
+  full.adopted = 1;
+  EXPECT_EQ(DescribePass("c", full, 0, 40ms, 1000ms),
+            "cloud c: pass 40 ms, full job list of 0 tracked jobs, 1 adopted, 2 orphans cancelled; "
+            "next pass in 1000 ms");
+  PassStats down;
+  down.slurm_error = Error{Code::kUnavailable, "connection refused", "GET /slurm/v0.0.45/jobs"};
+  EXPECT_FALSE(down.Quiet());
+  EXPECT_EQ(DescribePass("c", down, 2, 1ms, 1000ms),
+            "cloud c: pass 1 ms, Slurm: GET /slurm/v0.0.45/jobs: connection refused; next pass in "
+            "1000 ms");
+}
+
 TEST_F(EngineTest, AnIntentArrivingWhileTheJobListIsTakenIsSentBeforeTheListAnswers) {
   std::string late;
   bool sent_while_listing = false;

@@ -82,6 +82,7 @@ class ProvisionerTest : public ::testing::Test {
   std::unique_ptr<Provisioner> MakeProvisioner() {
     ProvisionerOptions o;
     o.instance = "test";
+    o.debug_log = [this](std::string_view line) { debug_lines_.emplace_back(line); };
     o.jenkins_concurrency = 1;  // the fake Jenkins is not thread-safe
     auto p = Provisioner::Create(
         jenkins_, *templates_, *store_, clock_,
@@ -180,6 +181,7 @@ class ProvisionerTest : public ::testing::Test {
   std::vector<std::unique_ptr<Engine>> engines_;
   std::unique_ptr<TemplateRegistry> templates_;
   std::unique_ptr<Provisioner> provisioner_;
+  std::vector<std::string> debug_lines_;
 };
 
 TEST_F(ProvisionerTest, OneBuildOneNodeOneJobThenNothingLeft) {
@@ -455,6 +457,31 @@ TEST_F(ProvisionerTest, AnEphemeralTemplateFromAFolderTheCloudDoesNotServeIsRefu
   EXPECT_TRUE(templates_->Register("c2", kJar, 60s, "curl", "")) << "no job named: not checked";
   EXPECT_TRUE(templates_->Register("c1", kJar, 60s, "any", "team-b/train")) << "c1 is open";
   EXPECT_EQ(templates_->Ephemeral().size(), 3u);
+}
+
+TEST_F(ProvisionerTest, TheDebugLogTellsEachItemsDecisionWhenItChanges) {
+  jenkins_.Enqueue("linux", "http://jenkins.test/job/team-a/job/build/");
+  jenkins_.queue.back().task_name = "build";
+  jenkins_.Enqueue("arm");
+  jenkins_.Enqueue("gpu", "http://jenkins.test/job/team-b/job/train/");
+  jenkins_.queue.back().task_name = "train";
+  Pass();
+  EXPECT_EQ(debug_lines_,
+            (std::vector<std::string>{
+                "queue item 1 (team-a/build) wants 'linux' from /scriptText: a new agent from "
+                "cloud c1, template cpu",
+                "queue item 2 wants 'arm' from /scriptText: no template of any cloud serves it "
+                "(c1: cpu 'linux cpu', reuse 'reusable'; c2: gpu 'gpu')",
+                "queue item 3 (team-b/train) wants 'gpu' from /scriptText: held back: cloud c2 "
+                "serves only the folders team-a; the job is in folder team-b"}));
+  debug_lines_.clear();
+  Pass();  // the first item's agent is starting
+  EXPECT_EQ(debug_lines_, (std::vector<std::string>{
+                              "queue item 1 (team-a/build) wants 'linux' from /scriptText: an idle "
+                              "executor or an agent still starting takes it"}));
+  debug_lines_.clear();
+  Pass();
+  EXPECT_TRUE(debug_lines_.empty()) << "nothing changed, nothing told";
 }
 
 TEST_F(ProvisionerTest, WithoutAdministerPipelineLabelsComeFromWhy) {
