@@ -1048,7 +1048,7 @@ void Engine::Run() {
     if (options_.debug_log && (!stats.Quiet() || interval != logged_interval)) {
       logged_interval = interval;
       options_.debug_log(DescribePass(
-          options_.cloud, stats, active_.size(),
+          options_.cloud, stats, active_count(),
           std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Monotonic() - started),
           interval));
     }
