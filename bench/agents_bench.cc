@@ -833,7 +833,6 @@ EndToEnd MeasureEndToEnd(const Testbed& tb, const std::string& cloud, const fs::
     Result<launch::RenderedJob> rendered = launch::Render(tmpl, ctx);
     if (!rendered) Die(rendered.error().ToString());
     slurm::JobRequest request = rendered->request;
-    request.requeue = false;  // as the engine sends it
     const Steady::time_point r_post = Steady::now();
     Result<slurm::SubmitReceipt> receipt = (*slurm_client)->Submit(request);
     if (!receipt) Die("raw submit: " + receipt.error().ToString());

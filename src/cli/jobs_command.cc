@@ -14,6 +14,7 @@
 #include "cli/exit_codes.h"
 #include "cli/job_view.h"
 #include "slurm/job_outcome.h"
+#include "spec/job_desc_schema.h"
 
 namespace slurmfleet::cli {
 namespace {
@@ -78,6 +79,11 @@ int RunSubmit(const ClientOptions& co, const SubmitOptions& so) {
   auto conn = Connect(co);
   if (!conn) return ReportError(conn.error(), co.json);
   slurm::Client& client = *(*conn)->client;
+  for (size_t i = 0; i < components.size(); ++i) {
+    Status checked = spec::CheckJobDescFields(components[i].extra_fields, client.api_version(),
+                                              "--job #" + std::to_string(i + 1));
+    if (!checked) return ReportError(checked.error(), co.json);
+  }
   Result<slurm::SubmitReceipt> receipt =
       components.size() == 1 ? client.Submit(components[0]) : client.SubmitHet(components);
   if (!receipt) return ReportError(receipt.error(), co.json);

@@ -196,7 +196,6 @@ Status Engine::SubmitNow(
   for (const Intent& i : intents) {
     slurm::JobRequest& request = wave.emplace_back(i.request);
     request.comment = TagComment({options_.instance, i.key}, request.comment);
-    request.requeue = false;
   }
   const int64_t at = Now();
   std::vector<Result<slurm::SubmitReceipt>> results =
@@ -777,7 +776,6 @@ void Engine::SubmitIntents(PassStats& stats) {
       continue;
     }
     request->comment = TagComment({options_.instance, s.key}, request->comment);
-    request->requeue = false;
     batch.push_back({&s});
     requests.push_back(std::move(*request));
   }

@@ -1,6 +1,7 @@
 #include "fleet/service.h"
 
 #include "slurm/dialect.h"
+#include "spec/job_desc_schema.h"
 
 namespace slurmfleet::fleet {
 
@@ -81,6 +82,11 @@ Result<store::Submission> Service::Submit(const server::SubmitCommand& command) 
   }
   Result<slurm::JobRequest> request = slurm::JobRequestFromJobDesc(command.job, "job");
   if (!request) return std::unexpected(request.error());
+  if (Status checked =
+          spec::CheckJobDescFields(request->extra_fields, c->client->api_version(), "job");
+      !checked) {
+    return std::unexpected(checked.error());
+  }
   if (request->script.empty()) {
     return Fail(Code::kInvalidInput, "a batch script is required; put it in job.script",
                 "job.script");

@@ -282,7 +282,6 @@ Result<RenderedJob> Render(const ResolvedTemplate& t, const LaunchContext& c) {
   slurm::JobRequest& r = out.request;
   r.name = c.agent_name;
   r.comment = OwnershipTag(c.cloud, t.name);
-  r.requeue = false;
   r.partition = t.job.partition.value_or("");
   r.account = t.job.account.value_or("");
   r.qos = t.job.qos.value_or("");

@@ -1045,6 +1045,10 @@ Outcome ApiServer::Impl::Submit(const httplib::Request& req, const Principal& pr
   SubmitCommand command;
   if (auto e = string_field("cloud", true, command.cloud)) return std::unexpected(std::move(*e));
   if (auto e = string_field("kind", true, command.kind)) return std::unexpected(std::move(*e));
+  if (command.kind != "job" && command.kind != "run" && command.kind != "agent") {
+    return Reject(400, "invalid_input",
+                  "'" + command.kind + "' is not a kind; write job, run or agent", "kind");
+  }
   if (auto e = string_field("owner", false, command.owner)) return std::unexpected(std::move(*e));
   if (auto e = string_field("key", false, command.key)) return std::unexpected(std::move(*e));
   if (command.owner.empty()) command.owner = principal.name;

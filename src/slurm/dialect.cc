@@ -75,7 +75,8 @@ nlohmann::json EncodeJobDesc(const Dialect&, const JobRequest& r, bool redact_se
     env.push_back(v.name + "=" + (v.secret && redact_secrets ? std::string("***") : v.value));
   }
   j["environment"] = std::move(env);
-  j["requeue"] = r.requeue;
+  // Never Slurm's requeue: a requeued job runs its script again, and retries are ours.
+  j["requeue"] = false;
   j["hold"] = r.hold;
   return j;
 }
@@ -164,7 +165,11 @@ Result<JobRequest> JobRequestFromJobDesc(const nlohmann::json& desc, const std::
   int32("maximum_nodes", r.maximum_nodes);
   noval("memory_per_node", r.memory_per_node_mb);
   noval("time_limit", r.time_limit_minutes);
-  boolean("requeue", r.requeue);
+  if (auto v = take("requeue"); v && *v != false) {
+    bad("requeue",
+        "false or left out: slurmfleet submits every job with requeue=false and retries on its "
+        "own, since a requeued job runs its script a second time");
+  }
   boolean("hold", r.hold);
   if (auto v = take("required_nodes")) {
     if (v->is_string()) {

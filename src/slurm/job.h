@@ -24,7 +24,7 @@ struct EnvVar {
 };
 
 // A job_desc. Unset optionals and empty strings are left out of the request, so Slurm's defaults
-// apply. `requeue` defaults to false: retries are ours, never Slurm's.
+// apply. Every job is sent with requeue=false (EncodeJobDesc): retries are ours, never Slurm's.
 struct JobRequest {
   std::string script;  // the batch script; for a heterogeneous job only component 0's is used
   std::string name;
@@ -45,7 +45,6 @@ struct JobRequest {
   std::string standard_output;
   std::string standard_error;
   std::vector<EnvVar> environment;  // Slurm requires it; the job sees only these variables
-  bool requeue = false;
   bool hold = false;
   // Any other job_desc field, already checked against the API version's schema by the caller.
   // Typed fields above win over a field of the same name here.

@@ -204,4 +204,38 @@ void CheckJobDescField(const JobDescSchema& schema, std::string_view name, const
   CheckValue(*f, value, path, problems);
 }
 
+void CheckJobDescFieldInAny(std::span<const JobDescSchema* const> schemas, std::string_view name,
+                            const json& value, const std::string& path,
+                            std::vector<Error>& problems) {
+  if (schemas.empty()) {
+    problems.push_back(
+        Error{Code::kInternal, "no job_desc schema to check it against (internal error)", path});
+    return;
+  }
+  std::vector<Error> first;
+  for (size_t i = 0; i < schemas.size(); ++i) {
+    std::vector<Error> found;
+    CheckJobDescField(*schemas[i], name, value, path, found);
+    if (found.empty()) return;
+    if (i == 0) first = std::move(found);
+  }
+  problems.insert(problems.end(), first.begin(), first.end());
+}
+
+Status CheckJobDescFields(const json& fields, std::string_view version, const std::string& path) {
+  std::vector<const JobDescSchema*> schemas;
+  if (const JobDescSchema* s = FindJobDescSchema(version)) {
+    schemas.push_back(s);
+  } else {
+    for (const JobDescSchema& s : AllJobDescSchemas()) schemas.push_back(&s);
+  }
+  if (!fields.is_object()) return {};
+  std::vector<Error> problems;
+  for (const auto& [name, value] : fields.items()) {
+    CheckJobDescFieldInAny(schemas, name, value, path + "." + name, problems);
+    if (!problems.empty()) return std::unexpected(problems.front());
+  }
+  return {};
+}
+
 }  // namespace slurmfleet::spec

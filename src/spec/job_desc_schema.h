@@ -59,4 +59,17 @@ void CheckJobDescField(const JobDescSchema& schema, std::string_view name,
                        const nlohmann::json& value, const std::string& path,
                        std::vector<Error>& problems);
 
+// The same against several schemas (one per API version the job may be sent with): fine when any
+// of them accepts the field; otherwise the problems the first one (the newest) reports.
+void CheckJobDescFieldInAny(std::span<const JobDescSchema* const> schemas, std::string_view name,
+                            const nlohmann::json& value, const std::string& path,
+                            std::vector<Error>& problems);
+
+// Checks every field of `fields` (a job_desc object whose modelled fields were already taken
+// out, as slurm::JobRequest::extra_fields) for API `version`, or for every version when it is
+// not known yet. The first problem, with where = `path`.<field>; ok when all pass. Slurm itself
+// only warns about an unknown field and runs the job without it, so a typo must stop here.
+Status CheckJobDescFields(const nlohmann::json& fields, std::string_view version,
+                          const std::string& path);
+
 }  // namespace slurmfleet::spec

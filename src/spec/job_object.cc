@@ -210,25 +210,9 @@ void DecodeJobObject(const json& job, const std::string& path, SchemaSet schemas
     } else if (key == "required_nodes") {
       f.required_nodes = d.Nodes(key, v);
     } else {
-      // Any other field: valid when one of the schemas accepts it; otherwise report what the
-      // first (newest) schema says.
-      std::vector<Error> first;
-      bool accepted = false;
-      if (schemas.empty()) {
-        d.Problem(key, "no job_desc schema to check it against (internal error)");
-        continue;
-      }
-      for (size_t i = 0; i < schemas.size() && !accepted; ++i) {
-        std::vector<Error> found;
-        CheckJobDescField(*schemas[i], key, v, path + "." + key, found);
-        accepted = found.empty();
-        if (i == 0) first = std::move(found);
-      }
-      if (accepted) {
-        f.extra[key] = v;
-      } else {
-        problems.insert(problems.end(), first.begin(), first.end());
-      }
+      const size_t before = problems.size();
+      CheckJobDescFieldInAny(schemas, key, v, path + "." + key, problems);
+      if (problems.size() == before) f.extra[key] = v;
     }
   }
 }

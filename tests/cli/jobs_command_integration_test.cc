@@ -76,5 +76,32 @@ TEST_F(JobsCommandIntegrationTest, AJobThatCouldNotStartSaysWhyAndReadsNoFile) {
   EXPECT_FALSE(job.contains("output")) << ran.out;
 }
 
+// slurmrestd only warns about a field it does not know and runs the job without it: a typo such
+// as `constraint` would put the job on any node. It must not reach Slurm.
+TEST_F(JobsCommandIntegrationTest, AMisspeltOrForbiddenFieldIsRefusedBeforeSubmitting) {
+  struct Case {
+    std::string job;
+    std::string where;
+    std::string message;
+  };
+  for (const Case& c :
+       {Case{R"({"memory_per_node": 100, "constraint": "a100"})", "--job #1.constraint",
+             "unknown job_desc field 'constraint' in API " + testbed_.api_version +
+                 " (did you mean 'constraints'?)"},
+        Case{R"({"partiton": "debug"})", "--job #1.partiton", "(did you mean 'partition'?)"},
+        Case{R"({"requeue": true})", "--job #1.requeue",
+             "slurmfleet submits every job with "
+             "requeue=false"}}) {
+    CommandRun ran = Submit(c.job, "/tmp");
+    EXPECT_EQ(ran.exit_code, 3) << c.job << ": " << ran.out;
+    nlohmann::json body = nlohmann::json::parse(ran.out, nullptr, false);
+    ASSERT_TRUE(body.is_object() && body.contains("error")) << ran.out;
+    EXPECT_EQ(body["error"]["where"], c.where);
+    EXPECT_NE(body["error"]["message"].get<std::string>().find(c.message), std::string::npos)
+        << body["error"]["message"];
+    EXPECT_EQ(ran.out.find("job_id"), std::string::npos) << "nothing was submitted: " << ran.out;
+  }
+}
+
 }  // namespace
 }  // namespace slurmfleet

@@ -221,6 +221,32 @@ TEST_F(ServeIntegrationTest, KilledAtRandomMomentsEveryIntentEndsWithExactlyOneJ
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }
 
+TEST_F(ServeIntegrationTest, AMisspeltOrForbiddenJobFieldIsA400AndNoJob) {
+  StartDaemon();
+  ASSERT_FALSE(HasFatalFailure());
+  const nlohmann::json job = {{"name", "typo-" + instance_},
+                              {"script", "#!/bin/bash\ntrue\n"},
+                              {"current_working_directory", "/tmp"},
+                              {"memory_per_node", 10},
+                              {"hold", true}};
+  for (const auto& [field, value, hint] : {std::tuple<std::string, nlohmann::json, std::string>{
+                                               "constraint", "a100", "did you mean 'constraints'?"},
+                                           {"nicee", 5, "did you mean 'nice'?"},
+                                           {"requeue", true, "requeue=false"}}) {
+    nlohmann::json body = {
+        {"cloud", "testbed"}, {"kind", "job"}, {"key", "typo-" + field}, {"job", job}};
+    body["job"][field] = value;
+    auto r = Http().Post("/api/v1/submissions", body.dump(), "application/json");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << r->body;
+    nlohmann::json answer = nlohmann::json::parse(r->body, nullptr, false);
+    EXPECT_EQ(answer["error"]["where"], "job." + field) << r->body;
+    EXPECT_NE(r->body.find(hint), std::string::npos) << r->body;
+    EXPECT_EQ(Http().Get("/api/v1/submissions/typo-" + field)->status, 404);
+  }
+  EXPECT_TRUE(TaggedLiveJobs().empty());
+}
+
 TEST_F(ServeIntegrationTest, ASecondDaemonOnTheSameStateFileRefusesToStart) {
   StartDaemon();
   ASSERT_FALSE(HasFatalFailure());

@@ -317,7 +317,7 @@ TEST_F(EngineTest, SubmitNowWithAKeyThatExistsWritesNothing) {
   EXPECT_FALSE(store_->GetRecord("agent", "now-4b"));
 }
 
-TEST_F(EngineTest, SubmitsAnIntentWithOurTagAndRequeueOff) {
+TEST_F(EngineTest, SubmitsAnIntentWithOurTag) {
   std::string key = Add("run-7");
   engine_->Tick();
   store::Submission s = Get(key);
@@ -326,7 +326,6 @@ TEST_F(EngineTest, SubmitsAnIntentWithOurTagAndRequeueOff) {
   EXPECT_EQ(s.attempts, 1);
   const slurm::JobRequest& sent = slurm_.request_of(*s.job_id);
   EXPECT_EQ(sent.comment, "slurmfleet:test:run-7");
-  EXPECT_FALSE(sent.requeue);
 }
 
 TEST_F(EngineTest, LostSubmitResponseNeverMakesASecondJob) {

@@ -173,11 +173,10 @@ TEST(RenderTest, GeneratedScriptsPassSecretByFileAndCannotReconnectForever) {
   }
 }
 
-TEST(RenderTest, RequestCarriesNameTagAndNoRequeue) {
+TEST(RenderTest, RequestCarriesNameAndTag) {
   Rendered r = RenderTemplate(Lab(), "multinode");
   EXPECT_EQ(r.job.request.name, "lab-multinode-1712345678901-7");
   EXPECT_EQ(r.job.request.comment, "slurmfleet:agent cloud=lab template=multinode");
-  EXPECT_FALSE(r.job.request.requeue);
   EXPECT_EQ(r.job.request.minimum_nodes, 2);
   EXPECT_EQ(r.job.request.maximum_nodes, 4);
   EXPECT_EQ(r.job.request.extra_fields["mail_type"], nlohmann::json({"END", "FAIL"}));

@@ -384,6 +384,7 @@ TEST_F(ApiServerTest, SubmitRejectsBadBodies) {
       {R"({"kind": "job", "job": {}})", "cloud"},
       {R"({"cloud": "", "kind": "job", "job": {}})", "cloud"},
       {R"({"cloud": "alpha", "kind": 3, "job": {}})", "kind"},
+      {R"({"cloud": "alpha", "kind": "batch", "job": {}})", "kind"},
       {R"({"cloud": "alpha", "kind": "job", "job": "sleep 1"})", "job"},
       {R"({"cloud": "alpha", "kind": "job"})", "job"},
       {R"({"cloud": "alpha", "kind": "job", "job": {}, "key": "a/b"})", "key"},

@@ -155,7 +155,6 @@ JobRequest FullRequest() {
   r.standard_output = "/tmp/out-%j";
   r.standard_error = "/tmp/err-%j";
   r.environment = {{"PATH", "/bin", false}, {"JENKINS_SECRET", "s3cr3t", true}};
-  r.requeue = false;
   r.hold = true;
   r.extra_fields = {{"nice", 5}};
   return r;
@@ -205,6 +204,21 @@ TEST(JobDescTest, AcceptsPlainIntegersAndCsvNodes) {
   EXPECT_EQ(r->memory_per_node_mb, 512u);
   EXPECT_EQ(r->time_limit_minutes, 10u);
   EXPECT_EQ(r->required_nodes, (std::vector<std::string>{"n1", "n2"}));
+}
+
+TEST(JobDescTest, RequeueMayOnlyBeFalse) {
+  Result<JobRequest> off =
+      JobRequestFromJobDesc(nlohmann::json::parse(R"({"requeue": false})"), "job");
+  ASSERT_TRUE(off) << off.error().ToString();
+  EXPECT_EQ(EncodeJobDesc(*FindDialect("v0.0.45"), *off, false)["requeue"], false);
+  for (const char* json : {R"({"requeue": true})", R"({"requeue": "no"})"}) {
+    Result<JobRequest> on = JobRequestFromJobDesc(nlohmann::json::parse(json), "job");
+    ASSERT_FALSE(on) << json;
+    EXPECT_EQ(on.error().where, "job.requeue");
+    EXPECT_EQ(on.error().message,
+              "must be false or left out: slurmfleet submits every job with requeue=false and "
+              "retries on its own, since a requeued job runs its script a second time");
+  }
 }
 
 TEST(JobDescTest, WrongTypesNameTheField) {
