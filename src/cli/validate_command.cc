@@ -123,7 +123,7 @@ std::vector<Check> CheckConnections(const config::Config& c) {
   }
   if (c.batch) {
     checks.push_back(CheckSlurm("batch", c.batch->rest_url, c.batch->api_version,
-                                c.batch->tls_verify, "", c.batch->credentials));
+                                c.batch->tls_verify, c.batch->ca_file, c.batch->credentials));
   }
   if (c.jenkins && !c.jenkins->url.empty()) checks.push_back(CheckJenkins(*c.jenkins));
   return checks;

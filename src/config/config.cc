@@ -372,6 +372,9 @@ BatchConfig DecodeBatch(const YAML::Node& n, DiagnosticSink& sink) {
   CheckSlurmUrl(r, "restUrl", b.rest_url);
   b.api_version = ApiVersion(r, "apiVersion", b.api_version, /*allow_auto=*/false);
   b.tls_verify = r.Bool("tlsVerify").value_or(true);
+  std::optional<std::string> ca = r.String("caFile");
+  CheckAbsolute(r, "caFile", ca);
+  b.ca_file = ca.value_or("");
   b.credentials = DecodeCredentials(r);
   b.partition = Required(r, "partition", "the partition batch runs go to, e.g. partition: gpu");
   if (auto p = r.String("runtimeProfile")) {

@@ -94,6 +94,7 @@ struct BatchConfig {
   std::string rest_url;
   std::string api_version = "v0.0.45";
   bool tls_verify = true;
+  std::string ca_file;  // a site CA bundle for restUrl; empty: the system's
   SlurmCredentials credentials;
   std::string partition;
   RuntimeProfile runtime_profile = RuntimeProfile::kEnrootPyxis;

@@ -120,8 +120,10 @@ std::optional<bool> MapReader::Bool(std::string_view key) {
   if (!n.IsDefined()) return std::nullopt;
   if (n.IsScalar()) {
     const std::string& s = n.Scalar();
-    if (s == "true" || s == "True" || s == "TRUE") return true;
-    if (s == "false" || s == "False" || s == "FALSE") return false;
+    // 1 and 0 too: the batch backend spec sets TUNEPLANE_SLURM_TLS_VERIFY=1, and environment
+    // variables are often written so.
+    if (s == "true" || s == "True" || s == "TRUE" || s == "1") return true;
+    if (s == "false" || s == "False" || s == "FALSE" || s == "0") return false;
   }
   sink_.Report(n, PathOf(key), "expected true or false, got " + Shown(n), "write true or false");
   return std::nullopt;

@@ -368,6 +368,29 @@ TEST(ConfigTest, LoadConfigSummarisesForOtherCommands) {
   EXPECT_TRUE(LoadConfig(kExample, {}));
 }
 
+TEST(ConfigTest, TheSpecsOneAndZeroAreBooleans) {
+  for (const auto& [value, verify] : {std::pair{"1", true}, {"0", false}, {"false", false}}) {
+    Result<Config> c =
+        LoadConfig(kExample, OverridesFromEnvironment({{"SLURMFLEET_SLURM_TLS_VERIFY", value}}));
+    ASSERT_TRUE(c) << value << ": " << c.error().ToString();
+    ASSERT_TRUE(c->batch);
+    EXPECT_EQ(c->batch->tls_verify, verify) << value;
+  }
+  EXPECT_FALSE(
+      LoadConfig(kExample, OverridesFromEnvironment({{"SLURMFLEET_SLURM_TLS_VERIFY", "2"}})));
+}
+
+TEST(ConfigTest, TheBatchSideTakesASiteCa) {
+  Result<Config> c = LoadConfig(kExample, {*ParseSetFlag("batch.caFile=/etc/ssl/site-ca.pem")});
+  ASSERT_TRUE(c) << c.error().ToString();
+  ASSERT_TRUE(c->batch);
+  EXPECT_EQ(c->batch->ca_file, "/etc/ssl/site-ca.pem");
+  Result<Config> relative = LoadConfig(kExample, {*ParseSetFlag("batch.caFile=site-ca.pem")});
+  ASSERT_FALSE(relative);
+  EXPECT_NE(relative.error().message.find("batch.caFile"), std::string::npos)
+      << relative.error().message;
+}
+
 TEST(ConfigTest, LogLevelIsInfoOrDebug) {
   Result<Config> plain = LoadConfig(kExample, {});
   ASSERT_TRUE(plain);
