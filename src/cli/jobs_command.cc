@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/job_view.h"
+#include "cli/output_tail.h"
 #include "slurm/job_outcome.h"
 #include "spec/job_desc_schema.h"
 
@@ -122,35 +123,53 @@ int RunSubmit(const ClientOptions& co, const SubmitOptions& so) {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
   const slurm::JobInfo& leader = jobs.front();
-  // The cluster's paths, seen through where that filesystem is mounted here. A job that failed
-  // before its script ran wrote neither file.
-  std::string output, errors;
+  // The cluster's paths, seen through where that filesystem is mounted here, and only their ends
+  // (output_tail.h). A job that failed before its script ran wrote neither file. A file that
+  // cannot be read here is said, and changes nothing about the job's result.
   const bool read_files = !so.output_root.empty() && !leader.standard_output.empty() &&
                           leader.exit_code.signal != slurm::kSetupFailureSignal;
   const bool separate_errors =
       !leader.standard_error.empty() && leader.standard_error != "/dev/null";
-  for (auto [path, text] :
-       {std::pair{&leader.standard_output, &output}, std::pair{&leader.standard_error, &errors}}) {
-    if (!read_files || path->empty() || *path == "/dev/null") continue;
-    Result<std::string> content = ReadFile(so.output_root + *path, "--output-root");
-    if (!content) return ReportError(content.error(), co.json);
-    *text = std::move(*content);
+  struct Shown {
+    const char* field;
+    const std::string* path;
+    Result<OutputTail> tail = Fail(Code::kNotFound, "not read");
+  };
+  std::vector<Shown> shown;
+  if (read_files) {
+    shown.push_back({"output", &leader.standard_output});
+    if (separate_errors) shown.push_back({"errors", &leader.standard_error});
+  }
+  for (Shown& s : shown) {
+    if (*s.path != "/dev/null") s.tail = ReadOutputTail(so.output_root + *s.path);
   }
   bool ok = leader.state.base == slurm::BaseState::kCompleted;
   if (co.json) {
     nlohmann::json j = JobToJson(leader);
-    if (read_files) {
-      j["output"] = output;
-      if (separate_errors) j["errors"] = errors;
+    for (const Shown& s : shown) {
+      if (s.tail) {
+        j[s.field] = s.tail->text;
+        if (s.tail->skipped_bytes > 0)
+          j[std::string(s.field) + "_skipped_bytes"] = s.tail->skipped_bytes;
+      } else {
+        j[std::string(s.field) + "_error"] = s.tail.error().ToString();
+      }
     }
     std::cout << j.dump(2) << "\n";
   } else {
     if (!ok) {
       std::cout << fmt::format("job {} ended {}\n", leader.job_id, slurm::DescribeOutcome(leader));
     }
-    if (read_files) {
-      std::cout << "--- " << leader.standard_output << " ---\n" << output;
-      if (separate_errors) std::cout << "--- " << leader.standard_error << " ---\n" << errors;
+    for (const Shown& s : shown) {
+      std::cout << "--- " << *s.path << " ---\n";
+      if (!s.tail) {
+        std::cout << "(" << s.tail.error().ToString() << ")\n";
+      } else if (s.tail->skipped_bytes > 0) {
+        std::cout << fmt::format("[the first {} bytes are not shown]\n", s.tail->skipped_bytes)
+                  << s.tail->text;
+      } else {
+        std::cout << s.tail->text;
+      }
     }
   }
   return ok ? kExitOk : kExitFailure;

@@ -35,7 +35,6 @@ struct FailFastPolicy {
       "PartitionTimeLimit",
       "DependencyNeverSatisfied",
       "InvalidLicenses",
-      "ReqNodeNotAvail, UnavailableNodes:",
   };
   // A down partition may come back: fail fast on it only when the site says so.
   bool partition_down_is_fatal = false;

@@ -28,13 +28,14 @@ class JobsCommandIntegrationTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   // Runs the CLI with the testbed's coordinates; stdout is kept, stderr goes to the test's log.
-  CommandRun Submit(const std::string& job_json, const std::string& cwd) {
+  CommandRun Submit(const std::string& job_json, const std::string& cwd,
+                    const std::string& script = "job.sh", const std::string& output_root = "") {
     std::string command = std::string(SLURMFLEET_BINARY) + " jobs submit --url " + testbed_.url +
                           " --api-version " + testbed_.api_version + " --user " + testbed_.user +
                           " --jwt-key " + testbed_.jwt_key + " --script " +
-                          (dir_ / "job.sh").string() + " --name cli-pattern --cwd " + cwd +
+                          (dir_ / script).string() + " --name cli-pattern --cwd " + cwd +
                           " --job '" + job_json + "' --follow --follow-timeout 60 --output-root " +
-                          testbed_.root + " --json";
+                          (output_root.empty() ? testbed_.root : output_root) + " --json";
     return RunCommand(command);
   }
 
@@ -74,6 +75,33 @@ TEST_F(JobsCommandIntegrationTest, AJobThatCouldNotStartSaysWhyAndReadsNoFile) {
             std::string::npos)
       << job["outcome"];
   EXPECT_FALSE(job.contains("output")) << ran.out;
+}
+
+TEST_F(JobsCommandIntegrationTest, OnlyTheEndOfALongOutputIsShown) {
+  std::ofstream(dir_ / "long.sh")
+      << "#!/bin/bash\nfor i in $(seq 1 3000); do echo \"line $i\"; done\n";
+  CommandRun ran = Submit(R"({"memory_per_node": 100, "time_limit": 5})",
+                          "/home/" + testbed_.user + "/jobs", "long.sh");
+  ASSERT_EQ(ran.exit_code, 0) << ran.out;
+  nlohmann::json job = nlohmann::json::parse(ran.out, nullptr, false);
+  ASSERT_TRUE(job.is_object()) << ran.out;
+  const std::string output = job["output"];
+  EXPECT_TRUE(output.starts_with("line 1001\n")) << output.substr(0, 40);
+  EXPECT_TRUE(output.ends_with("line 3000\n"));
+  std::string whole;
+  for (int i = 1; i <= 1000; ++i) whole += "line " + std::to_string(i) + "\n";
+  EXPECT_EQ(job["output_skipped_bytes"], whole.size());
+
+  // Output that cannot be read here says so, and the job's result stays what it was.
+  ran = Submit(R"({"memory_per_node": 100, "time_limit": 5})", "/home/" + testbed_.user + "/jobs",
+               "long.sh", (dir_ / "not-mounted").string());
+  ASSERT_EQ(ran.exit_code, 0) << ran.out;
+  job = nlohmann::json::parse(ran.out, nullptr, false);
+  EXPECT_EQ(job["state"], "COMPLETED");
+  EXPECT_FALSE(job.contains("output"));
+  EXPECT_NE(job["output_error"].get<std::string>().find("No such file or directory"),
+            std::string::npos)
+      << ran.out;
 }
 
 // slurmrestd only warns about a field it does not know and runs the job without it: a typo such
