@@ -41,6 +41,57 @@ void Log(const std::string& line) {
 
 void DebugLog(std::string_view line) { Log("debug: " + std::string(line)); }
 
+// Where one engine talks to Slurm: a cloud's coordinates, or the batch section's.
+struct SlurmEndpoint {
+  std::string name;
+  std::string url;
+  std::string api_version;
+  bool tls_verify = true;
+  std::string ca_file;
+  config::SlurmCredentials credentials;
+};
+
+// The transport, token source, client and engine of one endpoint.
+Result<fleet::CloudRuntime> MakeRuntime(const SlurmEndpoint& e, const config::DaemonConfig& daemon,
+                                        const Clock& clock, store::Store& store) {
+  fleet::CloudRuntime rt;
+  rt.name = e.name;
+  rt.slurm_url = e.url;
+  rt.api_version = e.api_version;
+  slurm::TransportOptions t;
+  t.base_url = e.url;
+  t.verify_tls = e.tls_verify;
+  t.ca_file = e.ca_file;
+  t.total_timeout = std::chrono::seconds(daemon.slurm_timeout_seconds);
+  auto transport = slurm::CurlTransport::Create(t);
+  if (!transport) return std::unexpected(transport.error());
+  rt.transport = std::move(*transport);
+  rt.tokens = MakeTokenSource(e.credentials, clock,
+                              [](std::string_view m) { Log("warning: " + std::string(m)); });
+  slurm::RestClientOptions ro;
+  ro.api_version = e.api_version;
+  rt.client = std::make_unique<slurm::LazyClient>(*rt.transport, *rt.tokens, ro);
+  fleet::EngineOptions eo;
+  eo.cloud = e.name;
+  eo.instance = daemon.instance;
+  eo.fast_interval = std::chrono::milliseconds(daemon.poll_fast_ms);
+  eo.slow_interval = std::chrono::milliseconds(daemon.poll_slow_ms);
+  eo.lost_grace = std::chrono::seconds(daemon.lost_grace_seconds);
+  eo.orphan_grace = std::chrono::seconds(daemon.orphan_grace_seconds);
+  // past the transport's total timeout, so a POST still in flight cannot land after the proof
+  eo.absence_margin =
+      std::chrono::duration_cast<std::chrono::seconds>(t.total_timeout) + std::chrono::seconds(15);
+  eo.fail_fast.partition_down_is_fatal = daemon.partition_down_is_fatal;
+  if (daemon.debug_log) eo.debug_log = DebugLog;
+  auto engine = fleet::Engine::Create(store, *rt.client, clock, eo);
+  if (!engine) return std::unexpected(engine.error());
+  rt.engine = std::move(*engine);
+  Log(fmt::format("{} {}: slurmrestd {} (API {}), {}, {} live submissions",
+                  e.name == fleet::kBatchCloud ? "section" : "cloud", e.name, rt.slurm_url,
+                  rt.api_version, rt.tokens->Describe(), rt.engine->active_count()));
+  return rt;
+}
+
 Result<std::pair<std::string, int>> SplitListen(const std::string& listen) {
   size_t colon = listen.rfind(':');
   if (colon == std::string::npos)
@@ -73,10 +124,6 @@ int RunServe(const ServeOptions& options) {
     Log("error: " + cfg.error().ToString());
     return kExitConfig;
   }
-  if (cfg->clouds.empty()) {
-    Log("error: " + options.config_path + ": no clouds configured; add one under jenkins.clouds");
-    return kExitConfig;
-  }
   const config::DaemonConfig& daemon = cfg->daemon;
   SystemClock clock;
 
@@ -97,49 +144,34 @@ int RunServe(const ServeOptions& options) {
 
   std::vector<fleet::CloudRuntime> clouds;
   for (const config::Cloud& cloud : cfg->clouds) {
-    fleet::CloudRuntime rt;
-    rt.name = cloud.name;
-    rt.slurm_url = cloud.slurm_rest_api_url;
-    rt.api_version = cloud.api_version;
-    rt.max_agents = cloud.max_agents;
-    slurm::TransportOptions t;
-    t.base_url = cloud.slurm_rest_api_url;
-    t.verify_tls = cloud.tls_verify;
-    t.ca_file = cloud.ca_file;
-    t.total_timeout = std::chrono::seconds(daemon.slurm_timeout_seconds);
-    auto transport = slurm::CurlTransport::Create(t);
-    if (!transport) {
-      Log("error: cloud " + cloud.name + ": " + transport.error().ToString());
+    Result<fleet::CloudRuntime> rt =
+        MakeRuntime({cloud.name, cloud.slurm_rest_api_url, cloud.api_version, cloud.tls_verify,
+                     cloud.ca_file, cloud.credentials},
+                    daemon, clock, **store);
+    if (!rt) {
+      Log("error: cloud " + cloud.name + ": " + rt.error().ToString());
       return kExitConfig;
     }
-    rt.transport = std::move(*transport);
-    rt.tokens = MakeTokenSource(cloud.credentials, clock,
-                                [](std::string_view m) { Log("warning: " + std::string(m)); });
-    slurm::RestClientOptions ro;
-    ro.api_version = cloud.api_version;
-    rt.client = std::make_unique<slurm::LazyClient>(*rt.transport, *rt.tokens, ro);
-    fleet::EngineOptions eo;
-    eo.cloud = cloud.name;
-    eo.instance = daemon.instance;
-    eo.fast_interval = std::chrono::milliseconds(daemon.poll_fast_ms);
-    eo.slow_interval = std::chrono::milliseconds(daemon.poll_slow_ms);
-    eo.lost_grace = std::chrono::seconds(daemon.lost_grace_seconds);
-    eo.orphan_grace = std::chrono::seconds(daemon.orphan_grace_seconds);
-    // past the transport's total timeout, so a POST still in flight cannot land after the proof
-    eo.absence_margin = std::chrono::duration_cast<std::chrono::seconds>(t.total_timeout) +
-                        std::chrono::seconds(15);
-    eo.fail_fast.partition_down_is_fatal = daemon.partition_down_is_fatal;
-    if (daemon.debug_log) eo.debug_log = DebugLog;
-    auto engine = fleet::Engine::Create(**store, *rt.client, clock, eo);
-    if (!engine) {
-      Log("error: cloud " + cloud.name + ": " + engine.error().ToString());
+    rt->max_agents = cloud.max_agents;
+    clouds.push_back(std::move(*rt));
+  }
+  // The provisioner launches on the Jenkins clouds only; the batch section gets its own engine.
+  std::vector<fleet::ProvisionerCloud> targets;
+  for (fleet::CloudRuntime& rt : clouds) {
+    targets.push_back({rt.name, rt.engine.get(), rt.client.get()});
+  }
+  if (cfg->batch) {
+    const config::BatchConfig& b = *cfg->batch;
+    Result<fleet::CloudRuntime> rt =
+        MakeRuntime({std::string(fleet::kBatchCloud), b.rest_url, b.api_version, b.tls_verify,
+                     b.ca_file, b.credentials},
+                    daemon, clock, **store);
+    if (!rt) {
+      Log("error: batch: " + rt.error().ToString());
       return kExitConfig;
     }
-    rt.engine = std::move(*engine);
-    Log(fmt::format("cloud {}: slurmrestd {} (API {}), {}, {} live submissions", cloud.name,
-                    rt.slurm_url, rt.api_version, rt.tokens->Describe(),
-                    rt.engine->active_count()));
-    clouds.push_back(std::move(rt));
+    rt->default_partition = b.partition;
+    clouds.push_back(std::move(*rt));
   }
 
   fleet::Provisioning provisioning;
@@ -159,10 +191,6 @@ int RunServe(const ServeOptions& options) {
       return kExitFailure;
     }
     provisioning.templates = std::move(*templates);
-    std::vector<fleet::ProvisionerCloud> targets;
-    for (fleet::CloudRuntime& rt : clouds) {
-      targets.push_back({rt.name, rt.engine.get(), rt.client.get()});
-    }
     fleet::ProvisionerOptions po;
     po.instance = daemon.instance;
     po.interval = std::chrono::milliseconds(j.poll_ms);

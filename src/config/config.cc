@@ -597,6 +597,12 @@ LoadResult LoadConfigText(std::string_view text, std::string_view file,
                       "jenkins.clouds[" + std::to_string(i) + "].slurm.name",
                       "another cloud is already named '" + name + "'",
                       "give each cloud its own name");
+        } else if (name == "batch" && out.config.batch) {
+          const YAML::Node& root = doc;
+          sink.Report(root["jenkins"]["clouds"][i]["slurm"]["name"],
+                      "jenkins.clouds[" + std::to_string(i) + "].slurm.name",
+                      "'batch' is the name the batch section's runs go under",
+                      "give the cloud another name");
         }
       }
     }

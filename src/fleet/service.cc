@@ -73,11 +73,15 @@ Result<server::ConnectionReport> Service::TestConnection(const std::string& clou
 }
 
 Result<store::Submission> Service::Submit(const server::SubmitCommand& command) {
-  CloudRuntime* c = Find(command.cloud);
+  CloudRuntime* c = Find(command.cloud.empty() ? std::string(kBatchCloud) : command.cloud);
   if (!c) {
     std::string known;
     for (const CloudRuntime& r : clouds_) known += (known.empty() ? "" : ", ") + r.name;
-    return Fail(Code::kInvalidInput, "no cloud named '" + command.cloud + "'; configured: " + known,
+    return Fail(Code::kInvalidInput,
+                command.cloud.empty()
+                    ? "missing; name a cloud (configured: " + known +
+                          "), or add a batch section to the configuration for runs without one"
+                    : "no cloud named '" + command.cloud + "'; configured: " + known,
                 "cloud");
   }
   Result<slurm::JobRequest> request = slurm::JobRequestFromJobDesc(command.job, "job");
@@ -95,6 +99,7 @@ Result<store::Submission> Service::Submit(const server::SubmitCommand& command) 
     return Fail(Code::kInvalidInput,
                 "the script must start with an interpreter line such as #!/bin/bash", "job.script");
   }
+  if (request->partition.empty()) request->partition = c->default_partition;
   // Slurm requires an environment and the job sees only what is sent
   if (request->environment.empty())
     request->environment.push_back({"PATH", "/usr/local/bin:/usr/bin:/bin", false});

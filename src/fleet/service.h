@@ -25,11 +25,16 @@
 namespace slurmfleet::fleet {
 
 // Everything one cloud needs; the composition root fills it in.
+// The name under which the configuration's batch section runs: its own engine, the default
+// target of a submission that names no cloud.
+inline constexpr std::string_view kBatchCloud = "batch";
+
 struct CloudRuntime {
   std::string name;
   std::string slurm_url;
   std::string api_version;  // as configured: "auto" or pinned
   int max_agents = 0;
+  std::string default_partition;  // for a submitted job that names none (the batch section's)
   std::unique_ptr<slurm::Transport> transport;
   std::unique_ptr<auth::TokenSource> tokens;
   std::unique_ptr<slurm::LazyClient> client;

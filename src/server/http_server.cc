@@ -1043,7 +1043,7 @@ Outcome ApiServer::Impl::Submit(const httplib::Request& req, const Principal& pr
   };
 
   SubmitCommand command;
-  if (auto e = string_field("cloud", true, command.cloud)) return std::unexpected(std::move(*e));
+  if (auto e = string_field("cloud", false, command.cloud)) return std::unexpected(std::move(*e));
   if (auto e = string_field("kind", true, command.kind)) return std::unexpected(std::move(*e));
   if (command.kind != "job" && command.kind != "run" && command.kind != "agent") {
     return Reject(400, "invalid_input",

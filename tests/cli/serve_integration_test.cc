@@ -247,6 +247,55 @@ TEST_F(ServeIntegrationTest, AMisspeltOrForbiddenJobFieldIsA400AndNoJob) {
   EXPECT_TRUE(TaggedLiveJobs().empty());
 }
 
+// A site with only batch runs: no Jenkins, no cloud. The batch section has its own engine, runs
+// name no cloud, and a run without a partition goes to the section's.
+TEST_F(ServeIntegrationTest, ABatchOnlyConfigurationRunsJobsWithItsPartition) {
+  std::ofstream(dir_ / "slurmfleet.yaml")
+      << "batch:\n  restUrl: " << testbed_.url << "\n  apiVersion: " << testbed_.api_version
+      << "\n  credentials: {user: " << testbed_.user << ", jwtKeyFile: " << testbed_.jwt_key
+      << "}\n  partition: nosuch\n  storageRoot: /tmp\n"
+      << "daemon:\n  listen: 127.0.0.1:" << port_
+      << "\n  stateFile: " << (dir_ / "state.db").string() << "\n"
+      << "  apiTokensFile: " << (dir_ / "tokens").string() << "\n  instance: " << instance_
+      << "\n  pollFastMs: 200\n";
+  StartDaemon();
+  ASSERT_FALSE(HasFatalFailure());
+  auto clouds = Http().Get("/api/v1/clouds");
+  ASSERT_TRUE(clouds);
+  EXPECT_NE(clouds->body.find("\"batch\""), std::string::npos) << clouds->body;
+
+  auto submit = [&](const std::string& key, std::optional<std::string> partition) {
+    nlohmann::json job = {{"name", "batch-" + instance_},
+                          {"script", "#!/bin/bash\ntrue\n"},
+                          {"current_working_directory", "/tmp"},
+                          {"memory_per_node", 10}};
+    if (partition) job["partition"] = *partition;
+    nlohmann::json body = {{"kind", "run"}, {"key", key}, {"job", job}};
+    auto r = Http().Post("/api/v1/submissions", body.dump(), "application/json");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 201) << r->body;
+    EXPECT_EQ(nlohmann::json::parse(r->body)["cloud"], "batch") << r->body;
+  };
+  auto final_phase = [&](const std::string& key) {
+    for (int i = 0; i < 300; ++i) {
+      auto r = Http().Get("/api/v1/submissions/" + key);
+      if (r && r->status == 200) {
+        nlohmann::json s = nlohmann::json::parse(r->body);
+        if (s["terminal"] == true) return s;
+      }
+      std::this_thread::sleep_for(100ms);
+    }
+    return nlohmann::json{{"phase", "not terminal after 30 s"}};
+  };
+  submit("default-partition", std::nullopt);
+  submit("own-partition", "debug");
+  nlohmann::json defaulted = final_phase("default-partition");
+  EXPECT_EQ(defaulted["phase"], "failed") << defaulted;
+  EXPECT_NE(defaulted.value("failure", "").find("partition"), std::string::npos) << defaulted;
+  nlohmann::json own = final_phase("own-partition");
+  EXPECT_EQ(own["phase"], "succeeded") << own;
+}
+
 TEST_F(ServeIntegrationTest, ASecondDaemonOnTheSameStateFileRefusesToStart) {
   StartDaemon();
   ASSERT_FALSE(HasFatalFailure());

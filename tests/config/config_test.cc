@@ -391,6 +391,14 @@ TEST(ConfigTest, TheBatchSideTakesASiteCa) {
       << relative.error().message;
 }
 
+TEST(ConfigTest, NoCloudIsNamedBatchBesideABatchSection) {
+  Result<Config> c = LoadConfig(kExample, {*ParseSetFlag("jenkins.clouds.local.name=batch")});
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().message.find("'batch' is the name the batch section's runs go under"),
+            std::string::npos)
+      << c.error().message;
+}
+
 TEST(ConfigTest, LogLevelIsInfoOrDebug) {
   Result<Config> plain = LoadConfig(kExample, {});
   ASSERT_TRUE(plain);

@@ -381,7 +381,6 @@ TEST_F(ApiServerTest, SubmitRejectsBadBodies) {
       {"", ""},
       {"[1, 2]", ""},
       {R"({"cloud": "alpha", "kind": "job", "job": {}, "jobb": 1})", "jobb"},
-      {R"({"kind": "job", "job": {}})", "cloud"},
       {R"({"cloud": "", "kind": "job", "job": {}})", "cloud"},
       {R"({"cloud": "alpha", "kind": 3, "job": {}})", "kind"},
       {R"({"cloud": "alpha", "kind": "batch", "job": {}})", "kind"},
@@ -399,6 +398,13 @@ TEST_F(ApiServerTest, SubmitRejectsBadBodies) {
     EXPECT_EQ(bodies_.back().find("s3cr3t"), std::string::npos) << bodies_.back();
   }
   EXPECT_TRUE(backend_->submits().empty());
+}
+
+TEST_F(ApiServerTest, ASubmissionWithoutACloudIsTheBackendsToPlace) {
+  Answer a = Call("POST", "/api/v1/submissions", kAdminToken, R"({"kind": "run", "job": {}})");
+  ASSERT_EQ(backend_->submits().size(), 1u);
+  EXPECT_EQ(backend_->submits().back().cloud, "") << "the batch section's engine, when configured";
+  EXPECT_EQ(a.where(), "cloud") << "this backend has no batch section";
 }
 
 TEST_F(ApiServerTest, SubmitPassesTheEnginesErrorPath) {
