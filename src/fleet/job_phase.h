@@ -25,16 +25,9 @@ namespace slurmfleet::fleet {
 struct FailFastPolicy {
   // Pending reasons that no amount of waiting resolves.
   std::set<std::string> reasons = {
-      "PartitionConfig",
-      "BadConstraints",
-      "InvalidAccount",
-      "InvalidQOS",
-      "AccountNotAllowed",
-      "QOSNotAllowed",
-      "PartitionNodeLimit",
-      "PartitionTimeLimit",
-      "DependencyNeverSatisfied",
-      "InvalidLicenses",
+      "PartitionConfig",          "BadConstraints",  "InvalidAccount",     "InvalidQOS",
+      "AccountNotAllowed",        "QOSNotAllowed",   "PartitionNodeLimit", "PartitionTimeLimit",
+      "DependencyNeverSatisfied", "InvalidLicenses",
   };
   // A down partition may come back: fail fast on it only when the site says so.
   bool partition_down_is_fatal = false;
