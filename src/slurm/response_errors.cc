@@ -88,7 +88,16 @@ Error ErrorForStatus(long status, const std::string& body, bool idempotent,
         where};
   }
   if (status == 403) return {Code::kRejected, with("permission denied (HTTP 403)"), where};
-  if (status >= 500) {
+  // For a POST, slurmctld's own verdict (an ESLURM_* error, 2000-2999) means it read the request
+  // and refused it: nothing was created, whatever the HTTP status. Slurm 24.11 answers a job for an
+  // unknown partition with HTTP 500 and error 2000; taken as an unknown outcome, it was looked for
+  // and sent again forever. Idempotent calls keep retrying a 5xx as before.
+  bool refused = !errors.empty();
+  for (const SlurmMessage& m : errors) {
+    refused =
+        refused && m.error_number >= kSlurmctldErrorsBegin && m.error_number < kSlurmctldErrorsEnd;
+  }
+  if (status >= 500 && (idempotent || !refused)) {
     std::string text = "slurmrestd answered HTTP " + std::to_string(status);
     return {idempotent ? Code::kUnavailable : Code::kUnknownOutcome, with(text), where};
   }

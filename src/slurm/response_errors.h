@@ -34,5 +34,8 @@ Error ErrorForStatus(long status, const std::string& body, bool idempotent,
 inline constexpr int kSlurmAuthError = 1007;
 inline constexpr int kSlurmInvalidJobId = 2017;
 inline constexpr int kSlurmAlreadyDone = 2021;
+// slurmctld's ESLURM_* errors: it handled the request and refused it.
+inline constexpr int kSlurmctldErrorsBegin = 2000;
+inline constexpr int kSlurmctldErrorsEnd = 3000;
 
 }  // namespace slurmfleet::slurm

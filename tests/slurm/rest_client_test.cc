@@ -295,9 +295,9 @@ INSTANTIATE_TEST_SUITE_P(AllVersions, RestClientTest,
 
 class RestClientRetryTest : public ::testing::Test {
  protected:
-  std::unique_ptr<RestClient> Make() {
+  std::unique_ptr<RestClient> Make(const std::string& version = "v0.0.45") {
     RestClientOptions o;
-    o.api_version = "v0.0.45";
+    o.api_version = version;
     o.sleep = [this](std::chrono::milliseconds d) { sleeps_.push_back(d); };
     return std::move(*RestClient::Connect(transport_, tokens_, o));
   }
@@ -339,6 +339,30 @@ TEST_F(RestClientRetryTest, SubmitAnswered503IsAnUnknownOutcomeNotARetry) {
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, Code::kUnknownOutcome);
   EXPECT_EQ(transport_.Count("POST"), 1);
+}
+
+// Recorded from Slurm 24.11.5: a job for a partition that does not exist is an HTTP 500 carrying
+// slurmctld's error 2000. slurmctld refused it; nothing was created.
+TEST_F(RestClientRetryTest, ASubmitSlurmctldRefusedIsRejectedWhateverTheStatus) {
+  transport_.On("POST /slurm/v0.0.42/job/submit",
+                Recorded("v0.0.42", "submit_invalid_partition_24.11"));
+  Result<SubmitReceipt> r = Make("v0.0.42")->Submit(JobRequest{});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Code::kRejected);
+  EXPECT_EQ(r.error().message,
+            "Slurm rejected the request (HTTP 500): [2000] Batch job submission failed (Invalid "
+            "partition name specified)");
+  EXPECT_EQ(transport_.Count("POST"), 1);
+
+  // A communication error between slurmrestd and slurmctld leaves the outcome open.
+  transport_.On("POST /slurm/v0.0.45/job/submit",
+                HttpResponse{500,
+                             R"({"errors": [{"error_number": 1001, "error": "Communication )"
+                             R"(connection failure", "description": ""}]})",
+                             "application/json"});
+  r = Make()->Submit(JobRequest{});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Code::kUnknownOutcome);
 }
 
 TEST_F(RestClientRetryTest, SubmitThatNeverLeftIsRetried) {
