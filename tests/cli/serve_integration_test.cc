@@ -36,7 +36,8 @@ class ServeIntegrationTest : public ::testing::Test {
     std::mt19937_64 seed_rng{std::random_device{}()};
     rng_.seed(seed_rng());
     instance_ = "crash" + std::to_string(seed_rng() % 1000000);
-    port_ = 20000 + static_cast<int>(seed_rng() % 20000);
+    // below Linux's ephemeral range (32768-60999), where outgoing connections take ports
+    port_ = 20000 + static_cast<int>(seed_rng() % 12000);
     // Between the daemon and slurmrestd: every submit POST is held 150 ms on its way, so that the
     // random kills often land while a POST is in flight (recorded as submitting, answer never seen)
     std::string host_port = testbed_.url.substr(testbed_.url.find("//") + 2);
@@ -87,19 +88,29 @@ class ServeIntegrationTest : public ::testing::Test {
     }
   }
 
+  // Starts the daemon on port_; when it exits at once (another process took the port since it was
+  // drawn), on another port.
   void StartDaemon() {
-    pid_ = fork();
-    ASSERT_GE(pid_, 0);
-    if (pid_ == 0) {
-      std::string log = (dir_ / "serve.log").string();
-      freopen(log.c_str(), "a", stderr);
-      execl(SLURMFLEET_BINARY, SLURMFLEET_BINARY, "serve", "--config",
-            (dir_ / "slurmfleet.yaml").c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    for (int i = 0; i < 100; ++i) {
-      if (auto r = Http().Get("/api/v1/health"); r && r->status == 200) return;
-      std::this_thread::sleep_for(50ms);
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      const std::string listen = "daemon.listen=127.0.0.1:" + std::to_string(port_);
+      pid_ = fork();
+      ASSERT_GE(pid_, 0);
+      if (pid_ == 0) {
+        std::string log = (dir_ / "serve.log").string();
+        freopen(log.c_str(), "a", stderr);
+        execl(SLURMFLEET_BINARY, SLURMFLEET_BINARY, "serve", "--config",
+              (dir_ / "slurmfleet.yaml").c_str(), "--set", listen.c_str(),
+              static_cast<char*>(nullptr));
+        _exit(127);
+      }
+      for (int i = 0; i < 100; ++i) {
+        if (auto r = Http().Get("/api/v1/health"); r && r->status == 200) return;
+        if (waitpid(pid_, nullptr, WNOHANG) == pid_) break;
+        std::this_thread::sleep_for(50ms);
+      }
+      if (waitpid(pid_, nullptr, WNOHANG) == 0) break;  // running, but not answering
+      pid_ = -1;
+      port_ = 20000 + (port_ - 20000 + 997) % 12000;
     }
     FAIL() << "daemon did not come up; see " << (dir_ / "serve.log");
   }
