@@ -6,13 +6,10 @@
 // build succeeded, within instanceCap, and nothing is left: no node in Jenkins, no live Slurm job
 // with this instance's tag, every agent done or failed. `slurmfleet agents` and `slurmfleet
 // activities` then show what happened. Needs the running testbed.
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,6 +29,7 @@
 #include "jenkins/standin/jenkins_standin.h"
 #include "jenkins/standin/standin_agent_install.h"
 #include "slurm/testbed_env.h"
+#include "support/listen_port.h"
 
 namespace slurmfleet {
 namespace {
@@ -46,24 +44,6 @@ constexpr const char* kReadToken = "agents-e2e-read-token-9876543210";
 constexpr int kBuilds = 8;
 constexpr size_t kInstanceCap = 4;
 constexpr int kKills = 3;
-
-// A port nothing listens on now (the kernel's pick for an ephemeral bind); daemon.listen needs a
-// real port, and the daemon is restarted on the same one.
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return -1;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  int port = -1;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  close(fd);
-  return port;
-}
 
 std::string ReadFile(const fs::path& path) {
   std::ifstream in(path);
@@ -81,8 +61,7 @@ class AgentsServeIntegrationTest : public ::testing::Test {
     dir_ = fs::path(::testing::TempDir()) / instance_;
     fs::create_directories(dir_);
     log_ = dir_ / "serve.log";
-    port_ = FreePort();
-    ASSERT_GT(port_, 0);
+    port_ = test_support::DrawListenPort(seed_rng);
 
     jenkins_ = standin::JenkinsStandin::Start({});
     ASSERT_NE(jenkins_, nullptr);
@@ -115,7 +94,6 @@ class AgentsServeIntegrationTest : public ::testing::Test {
         << "            agentLaunch: {javaPath: " << kStandinDir
         << "/java, jarPath: " << kStandinDir << "/agent.jar}\n"
         << "daemon:\n"
-        << "  listen: 127.0.0.1:" << port_ << "\n"
         << "  stateFile: " << (dir_ / "state.db").string() << "\n"
         << "  apiTokensFile: " << (dir_ / "tokens").string() << "\n"
         << "  instance: " << instance_ << "\n"
@@ -149,18 +127,41 @@ class AgentsServeIntegrationTest : public ::testing::Test {
     jenkins_.reset();
   }
 
-  // Starts `slurmfleet serve` with stderr appended to serve.log and waits until it logged that it
-  // serves and its API answers /health.
+  // Starts `slurmfleet serve` on port_ with stderr appended to serve.log and waits until it
+  // logged that it serves and its API answers /health. When it exits at once because another
+  // process took the port, on another one (the CLI and the API are reached through port_).
   void StartDaemon() {
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      const uintmax_t log_offset = fs::exists(log_) ? fs::file_size(log_) : 0;
+      if (StartDaemonOnPort()) return;
+      if (pid_ > 0 || ::testing::Test::HasFatalFailure()) break;
+      std::string text = ReadFile(log_).substr(log_offset);
+      if (text.find("Address already in use") == std::string::npos) break;
+      port_ = test_support::NextListenPort(port_);
+    }
+    FAIL() << "slurmfleet serve did not come up" << Diagnostics();
+  }
+
+  // true when it serves; false with pid_ = -1 when it exited, false with pid_ set when it did not
+  // answer within 30 s.
+  bool StartDaemonOnPort() {
     const std::string config = (dir_ / "slurmfleet.yaml").string();
+    const std::string listen = "daemon.listen=127.0.0.1:" + std::to_string(port_);
     const uintmax_t log_offset = fs::exists(log_) ? fs::file_size(log_) : 0;
     // everything the child needs is prepared before fork: this process has threads
     int log_fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    ASSERT_GE(log_fd, 0) << log_;
-    const char* argv[] = {SLURMFLEET_BINARY, "serve", "--config", config.c_str(),
-                          "--log-level",     "debug", nullptr};
+    if (log_fd < 0) {
+      ADD_FAILURE() << "cannot open " << log_;
+      return false;
+    }
+    const char* argv[] = {SLURMFLEET_BINARY, "serve",       "--config", config.c_str(), "--set",
+                          listen.c_str(),    "--log-level", "debug",    nullptr};
     pid_ = fork();
-    ASSERT_GE(pid_, 0);
+    if (pid_ < 0) {
+      ADD_FAILURE() << "fork failed";
+      close(log_fd);
+      return false;
+    }
     if (pid_ == 0) {
       dup2(log_fd, STDOUT_FILENO);
       dup2(log_fd, STDERR_FILENO);
@@ -170,22 +171,23 @@ class AgentsServeIntegrationTest : public ::testing::Test {
     }
     close(log_fd);
     ++starts_;
-    const std::string marker = "serving on 127.0.0.1:";
+    const std::string marker = "serving on 127.0.0.1:" + std::to_string(port_);
     auto deadline = std::chrono::steady_clock::now() + 30s;
     while (std::chrono::steady_clock::now() < deadline) {
       int status = 0;
       if (waitpid(pid_, &status, WNOHANG) == pid_) {
         pid_ = -1;
-        FAIL() << "slurmfleet serve exited at start (status " << status << ")" << Diagnostics();
+        std::cerr << "slurmfleet serve exited at start (status " << status << ")\n";
+        return false;
       }
       std::string text = ReadFile(log_);
       text = text.size() > log_offset ? text.substr(log_offset) : "";
-      if (text.find(marker + std::to_string(port_)) != std::string::npos) {
-        if (auto r = Http().Get("/api/v1/health"); r && r->status == 200) return;
+      if (text.find(marker) != std::string::npos) {
+        if (auto r = Http().Get("/api/v1/health"); r && r->status == 200) return true;
       }
       std::this_thread::sleep_for(50ms);
     }
-    FAIL() << "slurmfleet serve did not come up within 30 s" << Diagnostics();
+    return false;
   }
 
   void KillDaemon() {

@@ -20,6 +20,7 @@
 #include "fleet/job_tag.h"
 #include "slurm/testbed_env.h"
 #include "support/fault_proxy.h"
+#include "support/listen_port.h"
 
 namespace slurmfleet {
 namespace {
@@ -36,8 +37,7 @@ class ServeIntegrationTest : public ::testing::Test {
     std::mt19937_64 seed_rng{std::random_device{}()};
     rng_.seed(seed_rng());
     instance_ = "crash" + std::to_string(seed_rng() % 1000000);
-    // below Linux's ephemeral range (32768-60999), where outgoing connections take ports
-    port_ = 20000 + static_cast<int>(seed_rng() % 12000);
+    port_ = test_support::DrawListenPort(seed_rng);
     // Between the daemon and slurmrestd: every submit POST is held 150 ms on its way, so that the
     // random kills often land while a POST is in flight (recorded as submitting, answer never seen)
     std::string host_port = testbed_.url.substr(testbed_.url.find("//") + 2);
@@ -110,7 +110,7 @@ class ServeIntegrationTest : public ::testing::Test {
       }
       if (waitpid(pid_, nullptr, WNOHANG) == 0) break;  // running, but not answering
       pid_ = -1;
-      port_ = 20000 + (port_ - 20000 + 997) % 12000;
+      port_ = test_support::NextListenPort(port_);
     }
     FAIL() << "daemon did not come up; see " << (dir_ / "serve.log");
   }
