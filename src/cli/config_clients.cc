@@ -3,6 +3,7 @@
 #include "auth/env_token_source.h"
 #include "auth/file_token_source.h"
 #include "auth/minting_token_source.h"
+#include "auth/user_checked_token_source.h"
 
 namespace slurmfleet::cli {
 
@@ -19,17 +20,21 @@ jenkins::HttpClientOptions JenkinsClientOptions(const config::JenkinsConfig& j) 
 std::unique_ptr<auth::TokenSource> MakeTokenSource(const config::SlurmCredentials& c,
                                                    const Clock& clock,
                                                    std::function<void(std::string_view)> warn) {
+  std::unique_ptr<auth::TokenSource> tokens;
   switch (c.source) {
     case config::SlurmCredentials::Source::kMintFromKey:
       return std::make_unique<auth::MintingTokenSource>(
           c.jwt_key_file, c.user, clock, std::chrono::seconds(c.token_lifetime_seconds));
     case config::SlurmCredentials::Source::kEnvironment:
-      return std::make_unique<auth::EnvTokenSource>(
+      tokens = std::make_unique<auth::EnvTokenSource>(
           c.token_env, auth::EnvTokenSource::ProcessEnvironment(), clock);
+      break;
     case config::SlurmCredentials::Source::kTokenFile:
+      tokens = std::make_unique<auth::FileTokenSource>(c.token_file, clock, warn);
       break;
   }
-  return std::make_unique<auth::FileTokenSource>(c.token_file, clock, std::move(warn));
+  if (c.user.empty()) return tokens;
+  return std::make_unique<auth::UserCheckedTokenSource>(std::move(tokens), c.user, std::move(warn));
 }
 
 }  // namespace slurmfleet::cli

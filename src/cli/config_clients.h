@@ -19,7 +19,8 @@ jenkins::HttpClientOptions JenkinsClientOptions(const config::JenkinsConfig& jen
 
 // The token source the credentials name: minted from Slurm's key, read from an environment
 // variable, or read from a file (re-read when it changes). `warn` receives the file source's
-// warnings (e.g. a token that expires soon).
+// warnings (e.g. a token that expires soon) and, with a `user` beside a token file or variable, a
+// warning when the token is for another user.
 std::unique_ptr<auth::TokenSource> MakeTokenSource(const config::SlurmCredentials& credentials,
                                                    const Clock& clock,
                                                    std::function<void(std::string_view)> warn);
