@@ -305,14 +305,34 @@ void Provisioner::ResolveLabels(std::vector<jenkins::QueueItem>& items,
         if (!nodes.contains(hint.text)) {
           item.label = hint.text;
           item.label_source = jenkins::LabelSource::kWhy;
+          break;
+        }
+        [[fallthrough]];
+      case jenkins::WhyHint::Kind::kNode:
+        // The one node of the item's label, busy or offline (starting, or draining around its one
+        // build). When it is an agent of ours, its template's labels stand for the label: the
+        // planner then counts it as starting or busy like any other agent for them.
+        if (auto label = LabelOfAgentNode(hint.text, snapshot)) {
+          item.label = std::move(*label);
+          item.label_source = jenkins::LabelSource::kWhy;
         }
         break;
-      case jenkins::WhyHint::Kind::kNode:  // its one node exists and is starting: no new agent
       case jenkins::WhyHint::Kind::kNone:
         break;
     }
   }
   LabelsFromLoad(items, snapshot);
+}
+
+std::optional<std::string> Provisioner::LabelOfAgentNode(
+    const std::string& node, const std::vector<CloudTemplates>& snapshot) const {
+  auto agent = agents_.find(node);
+  if (agent == agents_.end()) return std::nullopt;
+  const TemplateEntry* t = FindTemplate(snapshot, agent->second.cloud, agent->second.template_name);
+  if (t == nullptr || t->resolved.labels.empty()) return std::nullopt;
+  std::string label;
+  for (const std::string& l : t->resolved.labels) label += (label.empty() ? "" : "&&") + l;
+  return label;
 }
 
 // At cold start (no agents at all) Jenkins drops the label from `why`, and a Pipeline task

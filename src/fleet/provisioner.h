@@ -124,6 +124,10 @@ class Provisioner {
                      std::optional<ExactLabels> asked = std::nullopt);
   void LabelsFromLoad(std::vector<jenkins::QueueItem>& items,
                       const std::vector<CloudTemplates>& snapshot);
+  // The labels of the template an agent of ours was made from, as one expression ("linux&&gpu");
+  // nullopt for a node that is not ours or whose template is gone.
+  std::optional<std::string> LabelOfAgentNode(const std::string& node,
+                                              const std::vector<CloudTemplates>& snapshot) const;
   void WarnIfOutsideFolders(const Agent& agent, const std::string& build_url,
                             const std::vector<CloudTemplates>& snapshot);
   // An agent of ours that counts as a free executor for queued items: not drained nor ending,

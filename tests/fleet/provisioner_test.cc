@@ -493,6 +493,52 @@ TEST_F(ProvisionerTest, WithoutAdministerPipelineLabelsComeFromWhy) {
   EXPECT_NE(provisioner_->Report().label_reason.find("/scriptText was refused"), std::string::npos);
 }
 
+// CONTRACT.md §2.3: when the label has one node, `why` names the node, not the label.
+TEST_F(ProvisionerTest, WithoutAdministerAWhyNamingOneOfOurAgentsStandsForItsTemplatesLabels) {
+  jenkins_.administer = false;
+  jenkins_.Enqueue("linux", "http://jenkins.test/job/p/1/", false);
+  Pass();
+  ASSERT_EQ(jenkins_.nodes.size(), 1u);
+  const std::string node = jenkins_.nodes.begin()->first;
+  // Jenkins now names the starting node for every item of the label.
+  const std::string offline = "\u2018" + node + "\u2019 is offline";
+  jenkins_.queue.back().why = offline;
+  Pass();
+  EXPECT_EQ(jenkins_.nodes.size(), 1u) << "one item, one starting agent: nothing more";
+  jenkins_.Enqueue("linux", "http://jenkins.test/job/p/2/", false);
+  jenkins_.queue.back().why = offline;
+  jenkins_.Enqueue("linux", "http://jenkins.test/job/p/3/", false);
+  jenkins_.queue.back().why = offline;
+  Pass();
+  EXPECT_EQ(jenkins_.nodes.size(), 3u) << "three items, one agent starting: two more";
+  for (const auto& [name, spec] : jenkins_.specs) EXPECT_EQ(spec.labels, "linux cpu") << name;
+}
+
+TEST_F(ProvisionerTest, WithoutAdministerAWhyNamingOurBusyAgentAsksForAnother) {
+  jenkins_.administer = false;
+  const int64_t first = jenkins_.Enqueue("linux", "http://jenkins.test/job/p/1/", false);
+  Pass();
+  ASSERT_EQ(jenkins_.nodes.size(), 1u);
+  const std::string node = jenkins_.nodes.begin()->first;
+  std::erase_if(jenkins_.queue, [&](const jenkins::QueueItem& i) { return i.id == first; });
+  jenkins_.Connect(node);
+  jenkins_.StartBuild(node, "http://jenkins.test/job/p/1/1/");
+  Pass();
+  jenkins_.Enqueue("linux", "http://jenkins.test/job/p/2/", false);
+  jenkins_.queue.back().why = "Waiting for next available executor on \u2018" + node + "\u2019";
+  Pass();
+  EXPECT_EQ(jenkins_.nodes.size(), 2u);
+}
+
+// A node that is not one of our agents says nothing about which template would serve the item.
+TEST_F(ProvisionerTest, WithoutAdministerAWhyNamingAnotherNodeGivesNoLabel) {
+  jenkins_.administer = false;
+  jenkins_.Enqueue("linux", "http://jenkins.test/job/p/1/", false);
+  jenkins_.queue.back().why = "\u2018static-linux-1\u2019 is offline";
+  Pass();
+  EXPECT_TRUE(jenkins_.nodes.empty());
+}
+
 TEST_F(ProvisionerTest, ExactLabelsAreAskedWithTheQueueOnlyWhileItemsWait) {
   Pass();  // the start-up probe of the label mode
   Pass();
