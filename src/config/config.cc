@@ -87,6 +87,16 @@ void CheckAbsolute(MapReader& r, std::string_view key, const std::optional<std::
   }
 }
 
+// For the keys that name where a secret is: a token pasted there by mistake is not echoed.
+void CheckSecretPath(MapReader& r, std::string_view key, const std::optional<std::string>& value) {
+  if (value && !value->starts_with("/")) {
+    r.sink().Report(r.node()[std::string(key)], r.PathOf(key),
+                    "not an absolute path (the value is not shown: it may be a secret)",
+                    "write the path of the file that holds the secret, starting with /; never "
+                    "the secret itself");
+  }
+}
+
 std::string ApiVersion(MapReader& r, std::string_view key, std::string fallback, bool allow_auto) {
   std::optional<std::string> v = r.String(key);
   if (!v) return fallback;
@@ -132,18 +142,19 @@ SlurmCredentials DecodeCredentials(MapReader& parent) {
   if (file) {
     c.source = SlurmCredentials::Source::kTokenFile;
     c.token_file = *file;
-    CheckAbsolute(r, "jwtFile", file);
+    CheckSecretPath(r, "jwtFile", file);
   } else if (env) {
     c.source = SlurmCredentials::Source::kEnvironment;
     c.token_env = *env;
     if (!spec::CheckEnvironmentName(*env).empty() && !env->starts_with("SLURMFLEET_")) {
-      r.sink().Report(n["jwtEnv"], r.PathOf("jwtEnv"), "'" + *env + "' is not a variable name",
-                      "write a name such as SLURM_JWT");
+      r.sink().Report(n["jwtEnv"], r.PathOf("jwtEnv"),
+                      "not a variable name (the value is not shown: it may be a secret)",
+                      "write the name of the variable that holds the token, such as SLURM_JWT");
     }
   } else if (key) {
     c.source = SlurmCredentials::Source::kMintFromKey;
     c.jwt_key_file = *key;
-    CheckAbsolute(r, "jwtKeyFile", key);
+    CheckSecretPath(r, "jwtKeyFile", key);
     if (c.user.empty()) {
       r.sink().Report(n, r.PathOf("user"), "minting a token needs the user it is for",
                       "add user: ci (the Slurm user the agents run as)");
@@ -445,9 +456,10 @@ std::optional<JenkinsConfig> DecodeJenkins(MapReader& r, DiagnosticSink& sink) {
   j.credentials.user = Required(cr, "user", "the Jenkins user slurmfleet acts as");
   j.credentials.api_token_file =
       Required(cr, "apiTokenFile", "a file holding that user's API token");
-  CheckAbsolute(cr, "apiTokenFile",
-                j.credentials.api_token_file.empty() ? std::nullopt
-                                                     : std::optional(j.credentials.api_token_file));
+  CheckSecretPath(cr, "apiTokenFile",
+                  j.credentials.api_token_file.empty()
+                      ? std::nullopt
+                      : std::optional(j.credentials.api_token_file));
   for (const char* inline_key : {"apiToken", "token", "password"}) {
     cr.HintForUnknown(inline_key,
                       "credentials are never written inline: put the API token in a file and "
@@ -540,7 +552,7 @@ LoadResult LoadConfigText(std::string_view text, std::string_view file,
     }
     if (!doc.IsDefined() || doc.IsNull()) {
       sink.ReportAt(1, 1, "", "the configuration is empty", "start from examples/slurmfleet.yaml");
-    } else {
+    } else if (CheckDocument(doc, sink)) {
       MapReader top(doc, "", sink);
       if (YAML::Node jenkins = top.Child("jenkins"); jenkins.IsDefined()) {
         MapReader j(jenkins, "jenkins", sink);

@@ -3,6 +3,8 @@
 #include <array>
 #include <charconv>
 
+#include "base/utf8.h"
+
 namespace slurmfleet::config {
 namespace {
 
@@ -88,11 +90,13 @@ Result<Override> ParseSetFlag(std::string_view flag) {
   const size_t eq = flag.find('=');
   if (eq == std::string_view::npos || eq == 0) {
     return Fail(Code::kInvalidInput,
-                "'" + std::string(flag) + "' is not PATH=VALUE; e.g. --set batch.partition=gpu",
+                "'" + RepairUtf8(flag) + "' is not PATH=VALUE; e.g. --set batch.partition=gpu",
                 "--set");
   }
-  return Override{std::string(flag.substr(0, eq)), std::string(flag.substr(eq + 1)),
-                  "--set " + std::string(flag)};
+  // The source names the path only: the value may be a secret, and is shown where it is wrong.
+  const std::string_view path = flag.substr(0, eq);
+  return Override{std::string(path), std::string(flag.substr(eq + 1)),
+                  "--set " + RepairUtf8(path) + "=…"};
 }
 
 Result<YAML::Node> ApplyOverride(YAML::Node& root, const Override& o) {

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <set>
 
+#include "base/utf8.h"
 #include "spec/suggest.h"
 
 namespace slurmfleet::config {
@@ -212,6 +213,68 @@ void MapReader::Finish() {
                    "remove it; the keys allowed here are: " + list);
     }
   }
+}
+
+namespace {
+
+struct DocumentCheck {
+  DiagnosticSink& sink;
+  size_t values = 0;
+  bool ok = true;
+
+  void Utf8(const YAML::Node& n, const std::string& path, std::string_view what) {
+    if (!n.IsScalar()) return;
+    if (std::optional<size_t> at = FirstInvalidUtf8(n.Scalar())) {
+      sink.Report(n, path,
+                  std::string(what) + " is not UTF-8 (byte " + std::to_string(*at + 1) +
+                      " is not part of a UTF-8 character)",
+                  "write it in UTF-8; it looks like Latin-1 or another 8-bit encoding");
+      ok = false;
+    }
+  }
+
+  // false once the document is too large to go on
+  bool Walk(const YAML::Node& n, const std::string& path, int depth) {
+    if (++values > kMaxYamlValues) {
+      sink.Report(n, path,
+                  "the document stands for more than " + std::to_string(kMaxYamlValues) +
+                      " values (counting each use of an alias)",
+                  "write the values out instead of nesting aliases (*name) of aliases");
+      ok = false;
+      return false;
+    }
+    if (depth > kMaxYamlDepth) {
+      sink.Report(n, path, "nested deeper than " + std::to_string(kMaxYamlDepth) + " levels",
+                  "no part of a configuration nests this deep; check the indentation");
+      ok = false;
+      return true;
+    }
+    if (n.IsSequence()) {
+      for (size_t i = 0; i < n.size(); ++i) {
+        if (!Walk(n[i], path + "[" + std::to_string(i) + "]", depth + 1)) return false;
+      }
+    } else if (n.IsMap()) {
+      for (auto it = n.begin(); it != n.end(); ++it) {
+        const std::string key = it->first.IsScalar() ? it->first.Scalar() : "?";
+        const std::string child = FirstInvalidUtf8(key) ? path + ".?"
+                                  : path.empty()        ? key
+                                                        : path + "." + key;
+        Utf8(it->first, child, "this key");
+        if (!Walk(it->second, child, depth + 1)) return false;
+      }
+    } else {
+      Utf8(n, path, "this value");
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
+bool CheckDocument(const YAML::Node& root, DiagnosticSink& sink) {
+  DocumentCheck check{sink};
+  check.Walk(root, "", 0);
+  return check.ok;
 }
 
 nlohmann::json YamlToJson(const YAML::Node& n) {

@@ -39,6 +39,15 @@ class DiagnosticSink {
   std::vector<Diagnostic> diagnostics_;
 };
 
+// Checks the whole document before it is decoded: every key and value must be UTF-8 (values end
+// up in JSON, which holds nothing else), nesting stays within kMaxYamlDepth, and the document
+// holds at most kMaxYamlValues values, each use of an alias counted (a few lines of aliases can
+// stand for billions of values). Reports each problem without quoting the value (it may be a
+// secret); false when there was one.
+inline constexpr int kMaxYamlDepth = 64;
+inline constexpr size_t kMaxYamlValues = 1'000'000;
+bool CheckDocument(const YAML::Node& root, DiagnosticSink& sink);
+
 // Reads one mapping. Each accessor marks its key as known and reports a present-but-invalid
 // value (returning nullopt); an absent key is not a problem here. Finish() reports every key
 // that no accessor asked for, with a "did you mean", and keys given twice.

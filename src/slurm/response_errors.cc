@@ -1,5 +1,7 @@
 #include "slurm/response_errors.h"
 
+#include "base/utf8.h"
+
 namespace slurmfleet::slurm {
 namespace {
 
@@ -62,7 +64,7 @@ Error ErrorForStatus(long status, const std::string& body, bool idempotent,
   std::string slurm_says = DescribeAll(errors);
   if (slurm_says.empty() && !parsed.is_object()) {
     // slurmrestd answers some errors in text/plain ("Authentication failure")
-    slurm_says = body.substr(0, 200);
+    slurm_says = RepairUtf8(body.substr(0, 200));
     while (!slurm_says.empty() && (slurm_says.back() == '\n' || slurm_says.back() == ' '))
       slurm_says.pop_back();
   }

@@ -66,7 +66,7 @@ TEST(ValidateCliTest, SetFlagsOverride) {
   CliRun r =
       Slurmfleet("validate --config " + kExample + " --set jenkins.clouds.local.maxAgents=0");
   EXPECT_EQ(r.exit_code, 3) << r.out;
-  EXPECT_NE(r.out.find("--set jenkins.clouds.local.maxAgents=0: "
+  EXPECT_NE(r.out.find("--set jenkins.clouds.local.maxAgents=\u2026: "
                        "jenkins.clouds[0].slurm.maxAgents: 0 is out of range"),
             std::string::npos)
       << r.out;

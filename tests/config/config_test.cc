@@ -176,8 +176,67 @@ TEST(ConfigTest, CredentialProblems) {
       << jcasc[0];
   EXPECT_EQ(load("        credentials: {user: ci, jwtFile: relative/token}\n"),
             std::vector<std::string>{
-                "c.yaml:7:42: jenkins.clouds[0].slurm.credentials.jwtFile: 'relative/token' is "
-                "not an absolute path (fix: write a path starting with /)"});
+                "c.yaml:7:42: jenkins.clouds[0].slurm.credentials.jwtFile: not an absolute path "
+                "(the value is not shown: it may be a secret) (fix: write the path of the file "
+                "that holds the secret, starting with /; never the secret itself)"});
+  // a token pasted where its file or variable belongs is never quoted back
+  const std::string token = "eyJhbGciOiJIUzI1NiJ9.eyJzdW4iOiJjaSJ9.c2lnbmF0dXJl";
+  for (const std::string key : {"jwtFile", "jwtKeyFile", "jwtEnv"}) {
+    std::vector<std::string> lines =
+        load("        credentials: {user: ci, " + key + ": " + token + "}\n");
+    ASSERT_EQ(lines.size(), 1u) << key;
+    EXPECT_NE(lines[0].find("credentials." + key + ": not a"), std::string::npos) << lines[0];
+    EXPECT_EQ(lines[0].find("c2lnbmF0dXJl"), std::string::npos) << lines[0];
+  }
+}
+
+TEST(ConfigTest, TextThatIsNotUtf8IsRefusedWhereItIs) {
+  LoadResult r = LoadConfigText(
+      "batch:\n  restUrl: http://x\n  partition: deb\xE9ug\n  storageRoot: /s\n"
+      "  credentials: {jwtFile: /t}\n  \xFFkey: 1\n",
+      "u.yaml", {});
+  EXPECT_EQ(Lines(r),
+            (std::vector<std::string>{
+                "u.yaml:3:14: batch.partition: this value is not UTF-8 (byte 4 is not part of a "
+                "UTF-8 character) (fix: write it in UTF-8; it looks like Latin-1 or another "
+                "8-bit encoding)",
+                "u.yaml:6:3: batch.?: this key is not UTF-8 (byte 1 is not part of a UTF-8 "
+                "character) (fix: write it in UTF-8; it looks like Latin-1 or another 8-bit "
+                "encoding)"}));
+  r = LoadConfigText(
+      "batch:\n  restUrl: http://x\n  partition: debug\n  storageRoot: /s\n"
+      "  credentials: {jwtFile: /t}\n",
+      "u.yaml", OverridesFromEnvironment({{"SLURMFLEET_INSTANCE", "a\xFF"}}));
+  ASSERT_EQ(Lines(r).size(), 1u);
+  EXPECT_NE(Lines(r)[0].find("environment SLURMFLEET_INSTANCE: daemon.instance: this value is "
+                             "not UTF-8"),
+            std::string::npos)
+      << Lines(r)[0];
+}
+
+TEST(ConfigTest, AliasesThatStandForTooManyValuesAreRefused) {
+  std::string text = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i <= 7; ++i) {
+    std::string prev = "*a" + std::to_string(i - 1);
+    text += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [" + prev;
+    for (int k = 1; k < 10; ++k) text += ", " + prev;
+    text += "]\n";
+  }
+  LoadResult r = LoadConfigText(text, "bomb.yaml", {});
+  ASSERT_EQ(Lines(r).size(), 1u) << "nothing decoded after it";
+  EXPECT_NE(Lines(r)[0].find("the document stands for more than 1000000 values (counting each "
+                             "use of an alias)"),
+            std::string::npos)
+      << Lines(r)[0];
+}
+
+TEST(ConfigTest, NestingDeeperThanAnyConfigurationIsRefused) {
+  std::string text = "batch:\n  x: ";
+  for (int i = 0; i < 100; ++i) text += "[";
+  for (int i = 0; i < 100; ++i) text += "]";
+  LoadResult r = LoadConfigText(text + "\n", "deep.yaml", {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(Lines(r)[0].find("nested deeper than 64 levels"), std::string::npos) << Lines(r)[0];
 }
 
 TEST(ConfigTest, CredentialSourcesDecode) {
@@ -356,7 +415,7 @@ TEST(ConfigTest, OverrideProblemsNameTheirSource) {
                 "'podman' is not a runtime profile (fix: write enroot-pyxis or apptainer)"});
   r = LoadConfigText(text, "o.yaml", {*ParseSetFlag("batch.partition.x=1")});
   EXPECT_EQ(Lines(r), std::vector<std::string>{
-                          "--set batch.partition.x=1: batch.partition.x: batch.partition is a "
+                          "--set batch.partition.x=\u2026: batch.partition.x: batch.partition is a "
                           "single value or a list, so 'batch.partition.x' cannot go inside it"});
 }
 

@@ -35,8 +35,8 @@ TEST(OverridesTest, SlurmfleetVariablesFiltersTheBlock) {
 }
 
 TEST(OverridesTest, SetFlags) {
-  EXPECT_EQ(*ParseSetFlag("a.b=c=d"), (Override{"a.b", "c=d", "--set a.b=c=d"}));
-  EXPECT_EQ(*ParseSetFlag("a.b="), (Override{"a.b", "", "--set a.b="}));
+  EXPECT_EQ(*ParseSetFlag("a.b=c=d"), (Override{"a.b", "c=d", "--set a.b=\u2026"}));
+  EXPECT_EQ(*ParseSetFlag("a.b="), (Override{"a.b", "", "--set a.b=\u2026"}));
   EXPECT_FALSE(ParseSetFlag("a.b"));
   EXPECT_FALSE(ParseSetFlag("=x"));
   Result<std::vector<Override>> all = CollectOverrides({{"SLURMFLEET_LISTEN", "h:1"}}, {"x.y=1"});
