@@ -800,9 +800,27 @@ void Provisioner::Advance(Agent& agent, const std::map<std::string, jenkins::Com
     Watch(agent, node == nodes.end() ? nullptr : &node->second, sub ? &*sub : nullptr, snapshot);
   }
   if (agent.phase == AgentPhase::kTerminating) {
-    const bool building = node != nodes.end() && node->second.building();
+    // A build runs on only while its agent is connected. A Pipeline block's executor stays busy
+    // after the channel drops, until its node is removed, so waiting for it would never end.
+    const bool building =
+        node != nodes.end() && node->second.building() && node->second.connected();
     if (!building) Terminate(agent);
   }
+}
+
+bool Provisioner::Refused(const Status& status) {
+  return !status && (status.error().code == Code::kRejected || status.error().code == Code::kAuth);
+}
+
+void Provisioner::TellRefusal(const std::string& agent, const std::string& what,
+                              const Error& error) {
+  const std::string text = "Jenkins refused to " + what + ": " + error.ToString() +
+                           "; give the account the permission it names (docs/jenkins.md)";
+  {
+    std::lock_guard lock(status_mu_);
+    status_.last_error = text;
+  }
+  if (refusals_told_.insert({agent, what}).second) (void)store_.AppendEvent(agent, "warn", text);
 }
 
 // Jenkins hands an idle agent any item its labels match: from outside Jenkins nothing can keep an
@@ -920,6 +938,9 @@ void Provisioner::Watch(Agent& agent, const jenkins::Computer* node, const store
       if (drained || drained.error().code == Code::kNotFound) {
         agent.drained = true;
         Save(agent, "drain", "node marked offline so it takes no second build");
+      } else if (Refused(drained)) {
+        TellRefusal(agent.name, "mark the node offline (it may take a second build)",
+                    drained.error());
       }
     }
     return;
@@ -971,7 +992,13 @@ void Provisioner::Terminate(Agent& agent) {
   if (!agent.node_deleted) {
     if (agent.node_created || agent.phase == AgentPhase::kTerminating) {
       Status deleted = jenkins_.DeleteNode(agent.name);
-      if (!deleted && deleted.error().code != Code::kNotFound) return;  // next pass
+      if (Refused(deleted)) {
+        // Not allowed now is not allowed next pass either: end the Slurm job anyway, and leave
+        // the node (offline once its agent is gone) to whoever may delete it.
+        TellRefusal(agent.name, "delete node " + agent.name, deleted.error());
+      } else if (!deleted && deleted.error().code != Code::kNotFound) {
+        return;  // next pass
+      }
     }
     agent.node_deleted = true;
   }
@@ -1005,6 +1032,8 @@ void Provisioner::DeleteStrayNodes(const std::map<std::string, jenkins::Computer
       (void)store_.AppendEvent(
           "jenkins", "deleted",
           "deleted Jenkins node " + name + ": it carries our marker but no live agent owns it");
+    } else if (Refused(deleted)) {
+      TellRefusal("jenkins", "delete node " + name + ", which no live agent owns", deleted.error());
     }
   }
 }

@@ -172,6 +172,10 @@ class Provisioner {
   void Terminate(Agent& agent);
   void EndAgent(Agent& agent, bool failed, const std::string& type, const std::string& outcome);
   void DeleteStrayNodes(const std::map<std::string, jenkins::Computer>& nodes);
+  // A call Jenkins will keep refusing (403: a permission is missing; 401).
+  static bool Refused(const Status& status);
+  // Shows a refusal in the status, and once per agent and action as a warning event.
+  void TellRefusal(const std::string& agent, const std::string& what, const Error& error);
   bool Save(Agent& agent, const std::string& type, const std::string& message);
 
   jenkins::Client& jenkins_;
@@ -199,6 +203,7 @@ class Provisioner {
   std::map<std::pair<std::string, std::string>, Backoff> backoff_;  // by (cloud, template)
   std::map<std::string, int64_t> disconnected_since_;  // online agents whose channel is down
   std::set<std::string> warned_;  // agents already told "waiting for Jenkins/slurmrestd"
+  std::set<std::pair<std::string, std::string>> refusals_told_;  // (agent, action)
 
   mutable std::mutex status_mu_;
   ProvisionerStatus status_;  // guarded by status_mu_

@@ -77,6 +77,7 @@ class FakeJenkinsClient final : public jenkins::Client {
     return Secret(std::string(64, 'a'));
   }
   Status Drain(const std::string& name, const std::string& message) override {
+    if (refuse_drain) return Fail(Code::kRejected, "403: missing Agent/Disconnect", "POST");
     auto it = nodes.find(name);
     if (it == nodes.end()) return Fail(Code::kNotFound, "no node", "POST");
     it->second.temporarily_offline = true;
@@ -94,6 +95,7 @@ class FakeJenkinsClient final : public jenkins::Client {
   }
   Status DeleteNode(const std::string& name) override {
     ++delete_calls;
+    if (refuse_delete) return Fail(Code::kRejected, "403: missing Agent/Delete", "POST");
     if (nodes.erase(name) == 0) return Fail(Code::kNotFound, "no node", "POST");
     ++deleted;
     return {};
@@ -148,6 +150,8 @@ class FakeJenkinsClient final : public jenkins::Client {
     std::string message;
   };
   std::optional<Failure> fail_create;  // every CreateNode fails so while set
+  bool refuse_drain = false;           // Drain answers 403 while set
+  bool refuse_delete = false;          // DeleteNode answers 403 while set
   // Runs once, right after the next Computers() took its answer: what Jenkins did meanwhile.
   std::function<void()> after_next_computers;
 

@@ -359,6 +359,66 @@ TEST_F(ProvisionerTest, AJobThatDiesWhileOnlineDeletesTheNode) {
       << Events(name);
 }
 
+// Jenkins keeps a Pipeline block's executor busy after its agent's channel dropped, until the
+// node is removed: the daemon must not wait for that build to end.
+TEST_F(ProvisionerTest, ADeadAgentsBuildThatJenkinsStillShowsRunningDoesNotKeepItsNode) {
+  const std::string name = StartOneBuild();
+  const uint32_t job = slurm1_.jobs().begin()->first;
+  slurm1_.SetState(job, {"NODE_FAIL"});
+  jenkins::Computer& node = jenkins_.nodes.at(name);
+  node.absolute_remote_path.reset();  // the channel is gone, the executor still "busy"
+  node.offline = true;
+  ASSERT_TRUE(node.building());
+  Pass();
+  Pass();
+  EXPECT_FALSE(jenkins_.nodes.contains(name)) << Events(name);
+  EXPECT_EQ(LiveJobs(slurm1_), 0);
+  EXPECT_NE(Events(name).find("ended while its agent was online"), std::string::npos)
+      << Events(name);
+}
+
+TEST_F(ProvisionerTest, ADisconnectedAgentWithABuildShownRunningIsEndedAfterTheGrace) {
+  const std::string name = StartOneBuild();
+  jenkins::Computer& node = jenkins_.nodes.at(name);
+  node.absolute_remote_path.reset();
+  node.offline = true;
+  Pass();
+  EXPECT_TRUE(jenkins_.nodes.contains(name)) << "it may reconnect";
+  clock_.Advance(std::chrono::minutes(10));
+  Pass();
+  Pass();
+  EXPECT_FALSE(jenkins_.nodes.contains(name)) << Events(name);
+  EXPECT_EQ(LiveJobs(slurm1_), 0);
+}
+
+TEST_F(ProvisionerTest, ARefusedDrainIsToldOnce) {
+  jenkins_.refuse_drain = true;
+  const std::string name = StartOneBuild();
+  Pass();
+  Pass();
+  const std::string events = Events(name);
+  const std::string refusal = "warn: Jenkins refused to mark the node offline";
+  ASSERT_NE(events.find(refusal), std::string::npos) << events;
+  EXPECT_EQ(events.find(refusal, events.find(refusal) + 1), std::string::npos) << events;
+  EXPECT_NE(events.find("missing Agent/Disconnect"), std::string::npos) << events;
+  EXPECT_NE(provisioner_->Report().last_error.find("Jenkins refused to mark"), std::string::npos);
+}
+
+TEST_F(ProvisionerTest, ARefusedNodeDeletionStillEndsTheSlurmJob) {
+  jenkins_.refuse_delete = true;
+  const std::string name = StartOneBuild();
+  jenkins_.EndBuild(name);
+  jenkins_.queue.clear();
+  Pass();
+  Pass();
+  Pass();
+  EXPECT_EQ(LiveJobs(slurm1_), 0) << Events(name);
+  EXPECT_NE(Events(name).find("warn: Jenkins refused to delete node " + name), std::string::npos)
+      << Events(name);
+  ASSERT_EQ(Agents(true).size(), 1u);
+  EXPECT_EQ(Agents(true)[0].phase, AgentPhase::kDone) << "its cap place is given back";
+}
+
 TEST_F(ProvisionerTest, IdleMinutesKeepsTheAgentForTheNextBuild) {
   jenkins_.Enqueue("reusable");
   Pass();
