@@ -140,7 +140,8 @@ void DecodeEnvironment(const json& v, const std::string& path, JobTemplate& laye
 }  // namespace
 
 bool IsReservedJobField(std::string_view name) {
-  return name == "script" || name == "name" || name == "comment" || name == "requeue";
+  return name == "script" || name == "name" || name == "comment" || name == "requeue" ||
+         name == "hold" || name == "user_id" || name == "group_id";
 }
 
 std::string CheckEnvironmentName(std::string_view name) {
@@ -170,7 +171,15 @@ void DecodeJobObject(const json& job, const std::string& path, SchemaSet schemas
   Decoder d(path, problems);
   JobFields& f = layer.job;
   for (const auto& [key, v] : job.items()) {
-    if (IsReservedJobField(key)) {
+    if (key == "user_id" || key == "group_id") {
+      // A pipeline's JSON must not pick whom its agent runs as: a cloud's token may belong to a
+      // user allowed to submit for others.
+      d.Problem(key, "agent jobs run as the Slurm user of the cloud's token, and '" + key +
+                         "' cannot change that; remove it (give the cloud a token for the user "
+                         "agents should run as)");
+    } else if (key == "hold") {
+      d.Problem(key, "an agent job must start by itself; remove 'hold'");
+    } else if (IsReservedJobField(key)) {
       d.Problem(key, "'" + key +
                          "' is set by slurmfleet for every agent job and cannot be overridden; "
                          "remove it");

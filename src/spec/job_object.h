@@ -19,8 +19,9 @@ namespace slurmfleet::spec {
 // where the chosen version's schema is checked again).
 using SchemaSet = std::span<const JobDescSchema* const>;
 
-// Fields slurmfleet always sets itself; a template may not set them (script, name, comment,
-// requeue). `environment` is accepted as ["NAME=value", ...] and lands in the layer's
+// Fields a template may not set: those slurmfleet always sets itself (script, name, comment,
+// requeue), and those that would change whom the agent runs as (user_id, group_id) or keep it
+// from starting (hold). `environment` is accepted as ["NAME=value", ...] and lands in the layer's
 // environment map.
 bool IsReservedJobField(std::string_view name);
 

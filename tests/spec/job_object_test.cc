@@ -98,6 +98,17 @@ TEST(JobObjectTest, ReservedFieldsAreRefused) {
   EXPECT_NE(d.problems[0].message.find("set by slurmfleet"), std::string::npos);
 }
 
+// A pipeline's JSON reaches this decoder too: it may not choose whom its agent runs as, nor
+// hold the job (which would never start).
+TEST(JobObjectTest, UserGroupAndHoldAreRefused) {
+  Decoded d = Decode(json{{"user_id", "0"}, {"group_id", "0"}, {"hold", true}});
+  EXPECT_EQ(Wheres(d), (std::vector<std::string>{"job.group_id", "job.hold", "job.user_id"}));
+  EXPECT_NE(d.problems[0].message.find("run as the Slurm user of the cloud's token"),
+            std::string::npos)
+      << d.problems[0].message;
+  EXPECT_NE(d.problems[1].message.find("must start by itself"), std::string::npos);
+}
+
 TEST(JobObjectTest, EnvironmentLandsInTheLayer) {
   Decoded d =
       Decode(json{{"environment", {"A=1", "B=x=y", "JENKINS_SECRET=z", "nonsense", "1X=2"}}});
