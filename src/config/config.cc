@@ -60,7 +60,21 @@ std::string Required(MapReader& r, std::string_view key, std::string fix) {
 // and port written without it, so the fix proposes exactly that.
 void CheckUrl(MapReader& r, std::string_view key, const std::string& value,
               std::string_view example) {
-  if (value.empty() || IsHttpUrl(value)) return;
+  if (value.empty()) return;
+  if (IsHttpUrl(value)) {
+    // user:password@ would be shown wherever the URL is (logs, JENKINS_URL in every job)
+    const size_t authority = value.find("://") + 3;
+    const size_t end = value.find_first_of("/?#", authority);
+    const std::string_view host_part =
+        std::string_view(value).substr(authority, end == std::string::npos ? end : end - authority);
+    if (host_part.find('@') != std::string_view::npos) {
+      r.sink().Report(r.node()[std::string(key)], r.PathOf(key),
+                      "the URL holds a user name or password (not shown here)",
+                      "remove the part before '@': credentials are given under credentials, "
+                      "never inside a URL");
+    }
+    return;
+  }
   std::string fix = value.find("://") == std::string::npos
                         ? "write it with its scheme: http://" + value + " or https://" + value
                         : "write an http:// or https:// URL, e.g. " + std::string(example);

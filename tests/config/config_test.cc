@@ -336,6 +336,31 @@ TEST(ConfigTest, ApiVersionsAndUrls) {
       << lines[2];
 }
 
+TEST(ConfigTest, UrlsWithCredentialsInsideAreRefusedWithoutShowingThem) {
+  std::vector<std::string> lines = Lines(LoadConfigText(
+      "jenkins:\n  url: http://admin:S3cretTok@j:8080/\n"
+      "  credentials: {user: u, apiTokenFile: /t}\n  clouds:\n    - slurm:\n        name: c\n"
+      "        slurmRestApiUrl: https://u:SlurmPw@s:6820\n"
+      "        credentials: {jwtEnv: SLURM_JWT}\n        jenkinsUrl: http://tok@j/x@y\n",
+      "u.yaml", {}));
+  ASSERT_EQ(lines.size(), 3u) << testing::PrintToString(lines);
+  for (const std::string key : {"jenkins.url", "slurm.slurmRestApiUrl", "slurm.jenkinsUrl"}) {
+    EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [&](const std::string& l) {
+      return l.find(key + ": the URL holds a user name or password (not shown here)") !=
+             std::string::npos;
+    })) << key;
+  }
+  for (const std::string& l : lines) {
+    EXPECT_EQ(l.find("S3cretTok"), std::string::npos) << l;
+    EXPECT_EQ(l.find("SlurmPw"), std::string::npos) << l;
+  }
+  // an '@' after the host is part of the path, not credentials
+  EXPECT_EQ(Lines(LoadConfigText("batch:\n  restUrl: http://s:6820/a@b\n  partition: p\n"
+                                 "  storageRoot: /s\n  credentials: {jwtFile: /t}\n",
+                                 "ok.yaml", {})),
+            std::vector<std::string>{});
+}
+
 TEST(ConfigTest, SlurmrestdMayBeALocalSocketNamedByItsAbsolutePath) {
   const std::string cloud =
       "jenkins:\n  clouds:\n    - slurm:\n        name: c\n        credentials: {jwtEnv: "
