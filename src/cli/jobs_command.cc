@@ -9,6 +9,8 @@
 #include <sstream>
 #include <thread>
 
+#include "base/json_depth.h"
+#include "base/utf8.h"
 #include "cli/client_options.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
@@ -49,6 +51,12 @@ Result<slurm::JobRequest> LoadJobDesc(const std::string& arg, size_t index) {
     if (!content) return std::unexpected(content.error());
     text = *content;
   }
+  if (JsonNestingDepth(text) > kMaxJsonDepth) {
+    return Fail(Code::kInvalidInput,
+                "the JSON nests deeper than " + std::to_string(kMaxJsonDepth) +
+                    " levels; no job_desc field needs that",
+                where);
+  }
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded()) {
     return Fail(Code::kInvalidInput,
@@ -60,6 +68,14 @@ Result<slurm::JobRequest> LoadJobDesc(const std::string& arg, size_t index) {
 int RunSubmit(const ClientOptions& co, const SubmitOptions& so) {
   Result<std::string> script = ReadFile(so.script_file, "--script");
   if (!script) return ReportError(script.error(), co.json);
+  if (std::optional<size_t> at = FirstInvalidUtf8(*script)) {
+    return ReportError(Error{Code::kInvalidInput,
+                             so.script_file + " is not UTF-8 (byte " + std::to_string(*at + 1) +
+                                 " is not part of a UTF-8 character); convert it, e.g. with "
+                                 "iconv -f latin1 -t utf-8",
+                             "--script"},
+                       co.json);
+  }
   std::vector<slurm::JobRequest> components;
   std::vector<std::string> descs =
       so.job_json.empty() ? std::vector<std::string>{"{}"} : so.job_json;

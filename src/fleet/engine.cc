@@ -25,14 +25,16 @@ std::string NewKey() {
   return key;
 }
 
-// A new intent of `cloud`, phase kIntent.
-store::Submission NewSubmission(const std::string& cloud, const Engine::Intent& intent) {
+// A new intent of `cloud`, phase kIntent; kInvalidInput when its request cannot be stored.
+Result<store::Submission> NewSubmission(const std::string& cloud, const Engine::Intent& intent) {
+  Result<std::string> request = slurm::EncodeRequest(intent.request);
+  if (!request) return std::unexpected(request.error());
   store::Submission s;
   s.key = intent.key;
   s.kind = intent.kind;
   s.cloud = cloud;
   s.owner = intent.owner;
-  s.request_json = slurm::EncodeRequest(intent.request);
+  s.request_json = std::move(*request);
   s.phase = Phase::kIntent;
   return s;
 }
@@ -156,7 +158,9 @@ Result<store::Submission> Engine::AddIntent(std::string key, const std::string& 
                                             const slurm::JobRequest& request) {
   if (key.empty()) key = NewKey();
   if (Status s = ValidateTagPart("submission key", key); !s) return std::unexpected(s.error());
-  store::Submission s = NewSubmission(options_.cloud, {key, kind, owner, request});
+  Result<store::Submission> fresh = NewSubmission(options_.cloud, {key, kind, owner, request});
+  if (!fresh) return fresh;
+  store::Submission& s = *fresh;
   if (Status added = store_.Add(s); !added) {
     if (added.error().code != Code::kConflict) return std::unexpected(added.error());
     Result<store::Submission> existing = store_.Get(key);
@@ -183,7 +187,9 @@ Status Engine::SubmitNow(
   for (const Intent& i : intents) {
     if (i.key.empty()) return Fail(Code::kInvalidInput, "an intent has no key", "submit now");
     if (Status valid = ValidateTagPart("submission key", i.key); !valid) return valid;
-    store::Submission s = NewSubmission(options_.cloud, i);
+    Result<store::Submission> fresh = NewSubmission(options_.cloud, i);
+    if (!fresh) return std::unexpected(fresh.error());
+    store::Submission& s = *fresh;
     s.phase = Phase::kSubmitting;
     s.attempts = 1;
     s.submit_sent_at = Now();
@@ -216,7 +222,9 @@ std::vector<Result<store::Submission>> Engine::AddIntents(const std::vector<Inte
   std::vector<store::Submission> subs;
   for (const Intent& i : intents) {
     if (i.key.empty() || !ValidateTagPart("submission key", i.key)) break;
-    subs.push_back(NewSubmission(options_.cloud, i));
+    Result<store::Submission> fresh = NewSubmission(options_.cloud, i);
+    if (!fresh) break;
+    subs.push_back(std::move(*fresh));
   }
   std::vector<Result<store::Submission>> out;
   if (subs.size() == intents.size() && !subs.empty()) {
@@ -234,7 +242,8 @@ std::vector<Result<store::Submission>> Engine::AddIntents(const std::vector<Inte
       return out;
     }
   }
-  // a key exists already (a retry after a restart) or is invalid: one by one, idempotently
+  // a key exists already (a retry after a restart), or a key or request is invalid: one by one,
+  // idempotently
   for (const Intent& i : intents) out.push_back(AddIntent(i.key, i.kind, i.owner, i.request));
   return out;
 }

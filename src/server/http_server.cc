@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "auth/jwt.h"
+#include "base/json_depth.h"
 #include "base/listen_backlog.h"
 #include "server/version.h"
 #include "slurm/dialect.h"
@@ -34,8 +35,6 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 
 constexpr size_t kDefaultLimit = 100;
 constexpr size_t kMaxLimit = 1000;
-// job_desc objects nest a few levels; a deeper body is an attack on someone's recursive dump().
-constexpr int kMaxJsonDepth = 64;
 constexpr size_t kMaxKeyLength = 128;
 constexpr size_t kMaxLoggedPath = 512;
 constexpr const char* kChallenge = R"(Bearer realm="slurmfleet")";
@@ -266,32 +265,6 @@ std::string_view EventLevel(std::string_view type) {
   return "OK";
 }
 
-// The deepest nesting of arrays and objects, without parsing (strings are skipped).
-int MaxDepth(std::string_view text) {
-  int depth = 0;
-  int deepest = 0;
-  bool in_string = false;
-  bool escaped = false;
-  for (char c : text) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return deepest;
-}
-
 bool IsJsonContentType(const httplib::Request& req) {
   std::string type = req.get_header_value("Content-Type");
   std::string_view media = type;
@@ -302,7 +275,7 @@ bool IsJsonContentType(const httplib::Request& req) {
 std::expected<json, ApiError> ParseBody(const std::string& body) {
   if (Trim(body).empty())
     return Reject(400, "invalid_input", "the body is empty; send a JSON object");
-  if (MaxDepth(body) > kMaxJsonDepth) {
+  if (JsonNestingDepth(body) > kMaxJsonDepth) {
     return Reject(400, "invalid_input",
                   "the body nests deeper than " + std::to_string(kMaxJsonDepth) + " levels");
   }

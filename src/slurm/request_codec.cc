@@ -8,7 +8,7 @@ namespace slurmfleet::slurm {
 
 // The job_desc fields we set are the same in every version we speak, so the newest dialect's
 // encoding serves as the storage form.
-std::string EncodeRequest(const JobRequest& request) {
+Result<std::string> EncodeRequest(const JobRequest& request) {
   nlohmann::json secrets = nlohmann::json::array();
   for (const EnvVar& v : request.environment) {
     if (v.secret) secrets.push_back(v.name);
@@ -16,7 +16,14 @@ std::string EncodeRequest(const JobRequest& request) {
   nlohmann::json j = {
       {"job", EncodeJobDesc(AllDialects().front(), request, /*redact_secrets=*/false)},
       {"secret_env", std::move(secrets)}};
-  return j.dump();
+  try {
+    return j.dump();
+  } catch (const nlohmann::json::type_error&) {
+    return Fail(Code::kInvalidInput,
+                "the job holds text that is not UTF-8 (in its script, environment or another "
+                "field); convert it to UTF-8",
+                "request");
+  }
 }
 
 Result<JobRequest> DecodeRequest(std::string_view text) {

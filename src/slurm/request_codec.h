@@ -10,7 +10,9 @@
 
 namespace slurmfleet::slurm {
 
-std::string EncodeRequest(const JobRequest& request);
+// kInvalidInput when a text of the request (its script, a variable, a field) is not UTF-8: JSON
+// holds nothing else, and slurmrestd reads JSON.
+Result<std::string> EncodeRequest(const JobRequest& request);
 // kInvalidInput naming the field when `text` is not what EncodeRequest writes.
 Result<JobRequest> DecodeRequest(std::string_view text);
 

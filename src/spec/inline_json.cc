@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "base/json_depth.h"
 #include "spec/suggest.h"
 
 namespace slurmfleet::spec {
@@ -69,6 +70,12 @@ class BlockDecoder {
 }  // namespace
 
 Result<JobTemplate> ParseInlineJson(std::string_view text, SchemaSet schemas) {
+  if (JsonNestingDepth(text) > kMaxJsonDepth) {
+    return Fail(Code::kInvalidInput,
+                "the JSON nests deeper than " + std::to_string(kMaxJsonDepth) +
+                    " levels; no template field needs that",
+                "json");
+  }
   json doc;
   try {
     doc = json::parse(text);

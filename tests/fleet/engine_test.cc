@@ -822,6 +822,27 @@ TEST_F(EngineTest, SameKeySameRequestIsIdempotentAnotherRequestConflicts) {
   EXPECT_EQ(bad.error().code, Code::kInvalidInput);
 }
 
+// Text that JSON cannot hold is refused when the intent is made, not thrown on the engine's
+// thread when it is written out.
+TEST_F(EngineTest, ARequestThatIsNotUtf8IsRefusedAndNothingIsStored) {
+  slurm::JobRequest request = Request("latin1");
+  request.script = "#!/bin/bash\necho caf\xE9\n";
+  auto added = engine_->AddIntent("latin1", "job", "t", request);
+  ASSERT_FALSE(added);
+  EXPECT_EQ(added.error().code, Code::kInvalidInput);
+  EXPECT_NE(added.error().message.find("not UTF-8"), std::string::npos);
+  std::vector<Engine::Intent> intents{{"latin1-now", "job", "t", request}};
+  std::vector<std::pair<store::Record*, std::optional<store::Event>>> records;
+  EXPECT_FALSE(engine_->SubmitNow(intents, records, store::Sync::kDisk));
+  auto many = engine_->AddIntents(intents);
+  ASSERT_EQ(many.size(), 1u);
+  EXPECT_FALSE(many[0]);
+  EXPECT_FALSE(store_->Get("latin1"));
+  EXPECT_FALSE(store_->Get("latin1-now"));
+  engine_->Tick();
+  EXPECT_EQ(slurm_.jobs().size(), 0u);
+}
+
 TEST_F(EngineTest, FastWhileStartingSlowWhenSteady) {
   std::string key = Add("run-19");
   EXPECT_EQ(engine_->NextInterval(), engine_->options().fast_interval);

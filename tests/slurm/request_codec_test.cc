@@ -18,7 +18,7 @@ TEST(RequestCodecTest, RoundTripsEveryFieldAndSecrecy) {
   r.environment = {{"PATH", "/bin", false}, {"JENKINS_SECRET", "abc", true}};
   r.hold = true;
   r.extra_fields = {{"nice", 3}};
-  Result<JobRequest> back = DecodeRequest(EncodeRequest(r));
+  Result<JobRequest> back = DecodeRequest(EncodeRequest(r).value());
   ASSERT_TRUE(back) << back.error().ToString();
   EXPECT_EQ(*back, r);
 }

@@ -80,5 +80,16 @@ TEST(InlineJsonTest, SyntaxErrorsAndWrongShapes) {
   EXPECT_TRUE(Parse("{}"));
 }
 
+// A pipeline's JSON reaches the daemon inside a request body, as a string the body's own depth
+// check does not see into; nested deep, it would overflow the stack when written out.
+TEST(InlineJsonTest, NestingDeeperThanAnyTemplateIsRefusedBeforeParsing) {
+  const std::string deep =
+      R"({"job": {"power_flags": )" + std::string(100000, '[') + std::string(100000, ']') + "}}";
+  Result<JobTemplate> t = Parse(deep);
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.error().where, "json");
+  EXPECT_NE(t.error().message.find("nests deeper than 64 levels"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace slurmfleet::spec
