@@ -65,6 +65,7 @@ std::string PrivateDirectory(const ResolvedTemplate& t, const LaunchContext& c) 
   s += "# The agent's private directory: remoteFS and remoting -workDir, so two agents on one "
        "node\n";
   s += "# never share a workspace. It is removed when the job ends, however it ends.\n";
+  s += "job_umask=\"$(umask)\"\n";
   s += "umask 077\n";
   s += "mkdir -p -- \"$workdir/agents\"\n";
   s += "if [ -L \"$workdir/agents\" ] || [ ! -O \"$workdir/agents\" ]; then\n";
@@ -83,7 +84,9 @@ std::string PrivateDirectory(const ResolvedTemplate& t, const LaunchContext& c) 
   s += "# The secret goes from the environment into a 0600 file, never onto a command line where\n";
   s += "# anyone on the node could read it; builds do not inherit it.\n";
   s += "printf '%s\\n' \"$JENKINS_SECRET\" > \"$secret_file\"\n";
-  s += "unset JENKINS_SECRET\n\n";
+  s += "unset JENKINS_SECRET\n";
+  s += "# Builds create files as the job would without us (shared caches, published artifacts).\n";
+  s += "umask \"$job_umask\"\n\n";
   return s;
 }
 
@@ -193,7 +196,8 @@ std::string PyxisScript(const ResolvedTemplate& t, const LaunchContext& c) {
   s += "# onto a command line), then starts the agent with the arguments it is given. Remoting\n";
   s += "# works in /tmp/{agent} inside the container; remoteFS is the working directory.\n";
   s += "# shellcheck disable=SC2016 # $1, $@ and $JENKINS_SECRET expand inside the container\n";
-  s += "in_container='umask 077\n";
+  s += "in_container='job_umask=\"$(umask)\"\n";
+  s += "umask 077\n";
   s += "dir=\"$1\"\n";
   s += "shift\n";
   s += "mkdir -p -- \"$dir\"\n";
@@ -202,6 +206,7 @@ std::string PyxisScript(const ResolvedTemplate& t, const LaunchContext& c) {
   s += "trap \"exit 130\" INT\n";
   s += "printf \"%s\\n\" \"$JENKINS_SECRET\" > \"$dir/secret\"\n";
   s += "unset JENKINS_SECRET\n";
+  s += "umask \"$job_umask\"\n";
   s += "\"$@\" -secret \"@$dir/secret\" -workDir \"$dir\"'\n\n";
   s += kAgentStep;
   s += "  --container-image=" + Q(*p.container_image) + " \\\n";

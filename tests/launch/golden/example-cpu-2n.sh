@@ -15,6 +15,7 @@ jar_tmp=
 
 # The agent's private directory: remoteFS and remoting -workDir, so two agents on one node
 # never share a workspace. It is removed when the job ends, however it ends.
+job_umask="$(umask)"
 umask 077
 mkdir -p -- "$workdir/agents"
 if [ -L "$workdir/agents" ] || [ ! -O "$workdir/agents" ]; then
@@ -35,6 +36,8 @@ trap 'exit 129' HUP
 # anyone on the node could read it; builds do not inherit it.
 printf '%s\n' "$JENKINS_SECRET" > "$secret_file"
 unset JENKINS_SECRET
+# Builds create files as the job would without us (shared caches, published artifacts).
+umask "$job_umask"
 
 # agent.jar comes from the controller the agent talks to, cached in the working directory:
 # fetched when missing or older than the controller's, into a temporary file that is

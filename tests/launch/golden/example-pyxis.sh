@@ -12,7 +12,8 @@ export USER HOME
 # onto a command line), then starts the agent with the arguments it is given. Remoting
 # works in /tmp/{agent} inside the container; remoteFS is the working directory.
 # shellcheck disable=SC2016 # $1, $@ and $JENKINS_SECRET expand inside the container
-in_container='umask 077
+in_container='job_umask="$(umask)"
+umask 077
 dir="$1"
 shift
 mkdir -p -- "$dir"
@@ -21,6 +22,7 @@ trap "exit 143" TERM
 trap "exit 130" INT
 printf "%s\n" "$JENKINS_SECRET" > "$dir/secret"
 unset JENKINS_SECRET
+umask "$job_umask"
 "$@" -secret "@$dir/secret" -workDir "$dir"'
 
 # One agent, on this node, in a step that overlaps the allocation: builds may use all of it.

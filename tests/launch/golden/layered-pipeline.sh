@@ -31,6 +31,7 @@ secret_file="$agent_dir/secret"
 
 # The agent's private directory: remoteFS and remoting -workDir, so two agents on one node
 # never share a workspace. It is removed when the job ends, however it ends.
+job_umask="$(umask)"
 umask 077
 mkdir -p -- "$workdir/agents"
 if [ -L "$workdir/agents" ] || [ ! -O "$workdir/agents" ]; then
@@ -50,6 +51,8 @@ trap 'exit 129' HUP
 # anyone on the node could read it; builds do not inherit it.
 printf '%s\n' "$JENKINS_SECRET" > "$secret_file"
 unset JENKINS_SECRET
+# Builds create files as the job would without us (shared caches, published artifacts).
+umask "$job_umask"
 
 # One agent, on this node, in a step that overlaps the allocation: builds may use all of it.
 srun -N1 -n1 --overlap --nodelist="$SLURMD_NODENAME" \
