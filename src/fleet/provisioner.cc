@@ -932,7 +932,9 @@ void Provisioner::Watch(Agent& agent, const jenkins::Computer* node, const store
   // Until it holds, every pass during the build: a drain that failed, or that a daemon killed
   // right after recording the build's start never sent, is sent again.
   if (!current.empty()) {
-    if (agent.idle_minutes == 0 && !agent.drained) {
+    // A drain that Jenkins forgot (before 2.482 a restart clears temporarilyOffline) is sent
+    // again too: the resumed agent would otherwise take a second build.
+    if (agent.idle_minutes == 0 && (!agent.drained || !node->temporarily_offline)) {
       Status drained = jenkins_.Drain(
           agent.name, "slurmfleet: one build per agent; " + JobText(agent) + " ends after it");
       if (drained || drained.error().code == Code::kNotFound) {

@@ -667,6 +667,17 @@ TEST_F(ProvisionerTest, AOneBuildAgentRestartedBeforeItsDrainIsDrained) {
   EXPECT_TRUE(Agents()[0].drained);
 }
 
+// Jenkins before 2.482 does not keep temporarilyOffline across a restart.
+TEST_F(ProvisionerTest, ADrainJenkinsForgotIsSentAgain) {
+  const std::string name = StartOneBuild();
+  ASSERT_TRUE(jenkins_.nodes.at(name).temporarily_offline);
+  jenkins_.nodes.at(name).temporarily_offline = false;
+  jenkins_.nodes.at(name).offline = false;
+  jenkins_.session = "s2";
+  Pass();
+  EXPECT_TRUE(jenkins_.nodes.at(name).temporarily_offline);
+}
+
 TEST_F(ProvisionerTest, AStrayNodeWithOurMarkerIsDeleted) {
   jenkins::NodeSpec stray{"c1-cpu-1-99",
                           "slurmfleet:test cloud c1, template cpu",
