@@ -36,15 +36,17 @@ std::string AtText(const nlohmann::json& event) {
   return at != event.end() && at->is_string() ? at->get<std::string>() : "-";
 }
 
-int RunAgents(const AgentsOptions& o) {
-  Result<nlohmann::json> body = DaemonGet(
-      o.daemon, "/api/v1/agents?limit=" + std::to_string(o.limit) + (o.all ? "&all=true" : ""));
-  if (!body) return ReportError(body.error(), o.daemon.json);
-  if (o.daemon.json) {
-    std::cout << body->dump(2) << "\n";
-    return kExitOk;
-  }
-  const nlohmann::json& agents = (*body)["agents"];
+// An answer of another shape than this version's API gives.
+int ReportUnexpected(const nlohmann::json::exception& e, const std::string& path, bool json) {
+  return ReportError(Error{Code::kInternal,
+                           std::string("the daemon's answer has another shape than expected (") +
+                               e.what() + "); is --daemon a slurmfleet daemon of this version?",
+                           "GET " + path},
+                     json);
+}
+
+int PrintAgents(const nlohmann::json& body, const AgentsOptions& o) {
+  const nlohmann::json& agents = body.at("agents");
   if (agents.empty()) {
     std::cout << (o.all ? "no agents yet\n" : "no live agents (--all shows ended ones)\n");
     return kExitOk;
@@ -66,6 +68,22 @@ int RunAgents(const AgentsOptions& o) {
   return kExitOk;
 }
 
+int RunAgents(const AgentsOptions& o) {
+  const std::string path =
+      "/api/v1/agents?limit=" + std::to_string(o.limit) + (o.all ? "&all=true" : "");
+  Result<nlohmann::json> body = DaemonGet(o.daemon, path);
+  if (!body) return ReportError(body.error(), o.daemon.json);
+  if (o.daemon.json) {
+    std::cout << body->dump(2) << "\n";
+    return kExitOk;
+  }
+  try {
+    return PrintAgents(*body, o);
+  } catch (const nlohmann::json::exception& e) {
+    return ReportUnexpected(e, path, o.daemon.json);
+  }
+}
+
 int RunActivities(const ActivitiesOptions& o) {
   int64_t after = o.after;
   while (true) {
@@ -75,18 +93,25 @@ int RunActivities(const ActivitiesOptions& o) {
     if (!o.cloud.empty()) path += "&cloud=" + o.cloud;
     Result<nlohmann::json> body = DaemonGet(o.daemon, path);
     if (!body) return ReportError(body.error(), o.daemon.json);
-    for (const nlohmann::json& e : (*body)["activities"]) {
-      if (o.daemon.json) {
-        std::cout << e.dump() << "\n";
-      } else {
-        std::cout << fmt::format("{}  {:<4}  {:<40}  {:<10} {}\n", AtText(e), e.value("level", ""),
-                                 e.value("key", ""), e.value("type", ""), e.value("message", ""));
+    bool more = false;
+    try {
+      for (const nlohmann::json& e : body->at("activities")) {
+        if (o.daemon.json) {
+          std::cout << e.dump() << "\n";
+        } else {
+          std::cout << fmt::format("{}  {:<4}  {:<40}  {:<10} {}\n", AtText(e),
+                                   e.value("level", ""), e.value("key", ""), e.value("type", ""),
+                                   e.value("message", ""));
+        }
       }
+      after = body->value("next_after", after);
+      more = body->value("more", false);
+    } catch (const nlohmann::json::exception& e) {
+      return ReportUnexpected(e, path, o.daemon.json);
     }
     std::cout.flush();
-    after = (*body).value("next_after", after);
     if (!o.follow) return kExitOk;
-    if (!(*body).value("more", false)) std::this_thread::sleep_for(std::chrono::seconds(1));
+    if (!more) std::this_thread::sleep_for(std::chrono::seconds(1));
   }
 }
 

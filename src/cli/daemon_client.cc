@@ -45,6 +45,13 @@ Result<nlohmann::json> DaemonGet(const DaemonOptions& options, const std::string
     return Fail(Code::kInvalidInput,
                 "no API token: pass --api-token-file or set SLURMFLEET_API_TOKEN_FILE", where);
   }
+  if (!options.url.starts_with("http://") && !options.url.starts_with("https://")) {
+    return Fail(Code::kInvalidInput,
+                "'" + options.url +
+                    "' is not an http:// or https:// URL; e.g. --daemon "
+                    "http://127.0.0.1:8470",
+                "--daemon");
+  }
   Result<Secret> token = ReadToken(options.token_file);
   if (!token) return std::unexpected(token.error());
   httplib::Client client(options.url);
@@ -59,12 +66,21 @@ Result<nlohmann::json> DaemonGet(const DaemonOptions& options, const std::string
                 where);
   }
   nlohmann::json body = nlohmann::json::parse(res->body, nullptr, false);
-  if (res->status / 100 == 2 && !body.is_discarded()) return body;
+  if (res->status / 100 == 2) {
+    if (body.is_object()) return body;
+    return Fail(Code::kInternal,
+                "the answer is not a JSON object; is --daemon a slurmfleet daemon of this version?",
+                where);
+  }
   std::string message = "HTTP " + std::to_string(res->status);
   std::string at = where;
-  if (!body.is_discarded() && body.contains("error")) {
-    message = body["error"].value("message", message);
-    if (std::string w = body["error"].value("where", ""); !w.empty()) at += " (" + w + ")";
+  const auto text = [](const nlohmann::json& o, const char* key) {
+    auto it = o.find(key);
+    return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  if (body.is_object() && body.contains("error") && body["error"].is_object()) {
+    if (std::string m = text(body["error"], "message"); !m.empty()) message = m;
+    if (std::string w = text(body["error"], "where"); !w.empty()) at += " (" + w + ")";
   }
   Code code = Code::kRejected;
   if (res->status == 401 || res->status == 403) code = Code::kAuth;

@@ -1,0 +1,106 @@
+// `slurmfleet agents` and `activities` as processes against an HTTP server that answers in shapes
+// the daemon's API never has (another service at --daemon, another version): a clear error and
+// exit 1, never an abort.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <string>
+#include <thread>
+
+namespace slurmfleet {
+namespace {
+
+struct CliRun {
+  int exit_code;
+  std::string out;
+};
+
+CliRun Slurmfleet(const std::string& args) {
+  const std::string command = std::string(SLURMFLEET_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(command.c_str(), "r");
+  EXPECT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+class DaemonAnswersTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_.Get(".*", [this](const httplib::Request&, httplib::Response& res) {
+      res.status = status_;
+      res.set_content(body_, "application/json");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    ASSERT_GT(port_, 0);
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    token_ = ::testing::TempDir() + "/daemon-answers.token";
+    std::ofstream(token_) << "some-token\n";
+  }
+  void TearDown() override {
+    server_.stop();
+    thread_.join();
+  }
+
+  CliRun Run(const std::string& command, int status, std::string body) {
+    status_ = status;
+    body_ = std::move(body);
+    return Slurmfleet(command + " --daemon http://127.0.0.1:" + std::to_string(port_) +
+                      " --api-token-file " + token_);
+  }
+
+  httplib::Server server_;
+  std::thread thread_;
+  int port_ = 0;
+  std::string token_;
+  int status_ = 200;
+  std::string body_;
+};
+
+TEST_F(DaemonAnswersTest, AnswersOfAnotherShapeAreErrorsNotAborts) {
+  const std::map<std::string, std::pair<int, std::string>> answers = {
+      {"a list", {200, "[1,2,3]"}},
+      {"a job id as text", {200, R"({"agents":[{"job_id":"12"}]})"}},
+      {"builds as text", {200, R"({"agents":[{"builds":"x"}]})"}},
+      {"no agents key", {200, R"({"other":1})"}},
+      {"an error that is a string", {500, R"({"error":"boom"})"}},
+      {"an error message that is a number", {400, R"({"error":{"message":5}})"}},
+  };
+  for (const auto& [what, answer] : answers) {
+    CliRun r = Run("agents", answer.first, answer.second);
+    EXPECT_EQ(r.exit_code, 1) << what << ": " << r.out;
+    EXPECT_NE(r.out.find("error:"), std::string::npos) << what << ": " << r.out;
+  }
+  for (const std::string body :
+       {R"({"activities":5})", R"({"activities":[],"next_after":"x"})", "[]"}) {
+    CliRun r = Run("activities", 200, body);
+    EXPECT_EQ(r.exit_code, 1) << body << ": " << r.out;
+    EXPECT_NE(r.out.find("error:"), std::string::npos) << body << ": " << r.out;
+  }
+}
+
+TEST_F(DaemonAnswersTest, AnErrorBodyOfTheApiIsShown) {
+  CliRun r = Run("agents", 403,
+                 R"({"error":{"code":"forbidden","message":"read scope only","where":"token"}})");
+  EXPECT_EQ(r.exit_code, 4) << r.out;
+  EXPECT_NE(r.out.find("read scope only"), std::string::npos) << r.out;
+}
+
+TEST(DaemonUrlTest, ADaemonUrlThatIsNotHttpIsRefused) {
+  CliRun r = Slurmfleet("agents --daemon ftp://127.0.0.1:1 --api-token-file /dev/null");
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("--daemon"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("is not an http:// or https:// URL"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace slurmfleet
