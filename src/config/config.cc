@@ -567,6 +567,8 @@ LoadResult LoadConfigText(std::string_view text, std::string_view file,
     if (!doc.IsDefined() || doc.IsNull()) {
       sink.ReportAt(1, 1, "", "the configuration is empty", "start from examples/slurmfleet.yaml");
     } else if (CheckDocument(doc, sink)) {
+      // the index in jenkins.clouds of each decoded cloud: entries that are no cloud are skipped
+      std::vector<size_t> cloud_entries;
       MapReader top(doc, "", sink);
       if (YAML::Node jenkins = top.Child("jenkins"); jenkins.IsDefined()) {
         MapReader j(jenkins, "jenkins", sink);
@@ -585,6 +587,7 @@ LoadResult LoadConfigText(std::string_view text, std::string_view file,
                           "write '- slurm:' and indent the cloud's keys under it");
             } else {
               out.config.clouds.push_back(DecodeCloud(slurm, path + ".slurm", sink));
+              cloud_entries.push_back(i);
             }
             e.Finish();
           }
@@ -602,8 +605,9 @@ LoadResult LoadConfigText(std::string_view text, std::string_view file,
           cloud.jenkins_url = out.config.jenkins->url;
         } else {
           const YAML::Node& root = doc;  // const: operator[] must not insert
-          sink.Report(root["jenkins"]["clouds"][i]["slurm"],
-                      "jenkins.clouds[" + std::to_string(i) + "].slurm.jenkinsUrl",
+          const size_t entry = cloud_entries[i];
+          sink.Report(root["jenkins"]["clouds"][entry]["slurm"],
+                      "jenkins.clouds[" + std::to_string(entry) + "].slurm.jenkinsUrl",
                       "no Jenkins URL for the agents of this cloud",
                       "set jenkins.url (the Jenkins slurmfleet provisions for), or jenkinsUrl "
                       "on the cloud");
@@ -617,16 +621,16 @@ LoadResult LoadConfigText(std::string_view text, std::string_view file,
       std::set<std::string> names;
       for (size_t i = 0; i < out.config.clouds.size(); ++i) {
         const std::string& name = out.config.clouds[i].name;
+        const YAML::Node& root = doc;  // const: operator[] must not insert
+        const size_t entry = cloud_entries[i];
         if (!name.empty() && !names.insert(name).second) {
-          const YAML::Node& root = doc;  // const: operator[] must not insert
-          sink.Report(root["jenkins"]["clouds"][i]["slurm"]["name"],
-                      "jenkins.clouds[" + std::to_string(i) + "].slurm.name",
+          sink.Report(root["jenkins"]["clouds"][entry]["slurm"]["name"],
+                      "jenkins.clouds[" + std::to_string(entry) + "].slurm.name",
                       "another cloud is already named '" + name + "'",
                       "give each cloud its own name");
         } else if (name == "batch" && out.config.batch) {
-          const YAML::Node& root = doc;
-          sink.Report(root["jenkins"]["clouds"][i]["slurm"]["name"],
-                      "jenkins.clouds[" + std::to_string(i) + "].slurm.name",
+          sink.Report(root["jenkins"]["clouds"][entry]["slurm"]["name"],
+                      "jenkins.clouds[" + std::to_string(entry) + "].slurm.name",
                       "'batch' is the name the batch section's runs go under",
                       "give the cloud another name");
         }

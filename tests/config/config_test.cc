@@ -361,6 +361,29 @@ TEST(ConfigTest, UrlsWithCredentialsInsideAreRefusedWithoutShowingThem) {
             std::vector<std::string>{});
 }
 
+// Entries that are no cloud are skipped when decoding: later checks still name the right entry.
+TEST(ConfigTest, ProblemsFoundAfterDecodingNameTheCloudsOwnEntry) {
+  const std::string cloud =
+      "    - slurm: {name: a, slurmRestApiUrl: http://h:6820, credentials: "
+      "{jwtFile: /t}}\n";
+  std::vector<std::string> lines =
+      Lines(LoadConfigText("jenkins:\n  clouds:\n    - oops\n" + cloud, "i.yaml", {}));
+  ASSERT_EQ(lines.size(), 3u) << testing::PrintToString(lines);
+  EXPECT_NE(lines[2].find("i.yaml:4:14: jenkins.clouds[1].slurm.jenkinsUrl: no Jenkins URL"),
+            std::string::npos)
+      << lines[2];
+  lines =
+      Lines(LoadConfigText("jenkins:\n  url: http://j/\n  credentials: {user: u, "
+                           "apiTokenFile: /t}\n  clouds:\n    - {}\n" +
+                               cloud + cloud,
+                           "i.yaml", {}));
+  ASSERT_EQ(lines.size(), 2u) << testing::PrintToString(lines);
+  EXPECT_NE(lines[1].find("i.yaml:7:21: jenkins.clouds[2].slurm.name: another cloud is already "
+                          "named 'a'"),
+            std::string::npos)
+      << lines[1];
+}
+
 TEST(ConfigTest, SlurmrestdMayBeALocalSocketNamedByItsAbsolutePath) {
   const std::string cloud =
       "jenkins:\n  clouds:\n    - slurm:\n        name: c\n        credentials: {jwtEnv: "
