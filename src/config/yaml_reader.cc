@@ -189,11 +189,7 @@ void MapReader::Finish() {
       continue;
     }
     const std::string key = it->first.Scalar();
-    if (!seen.insert(key).second) {
-      sink_.Report(it->first, PathOf(key), "'" + key + "' is given twice",
-                   "keep one of them; YAML would silently use only one");
-      continue;
-    }
+    if (!seen.insert(key).second) continue;  // CheckDocument reported it
     bool known = false;
     for (std::string_view k : known_) known = known || k == key;
     if (known) continue;
@@ -254,12 +250,18 @@ struct DocumentCheck {
         if (!Walk(n[i], path + "[" + std::to_string(i) + "]", depth + 1)) return false;
       }
     } else if (n.IsMap()) {
+      std::set<std::string> seen;
       for (auto it = n.begin(); it != n.end(); ++it) {
         const std::string key = it->first.IsScalar() ? it->first.Scalar() : "?";
         const std::string child = FirstInvalidUtf8(key) ? path + ".?"
                                   : path.empty()        ? key
                                                         : path + "." + key;
         Utf8(it->first, child, "this key");
+        // in every mapping, inside a job's fields too; decoding goes on
+        if (it->first.IsScalar() && !seen.insert(key).second) {
+          sink.Report(it->first, child, "'" + key + "' is given twice",
+                      "keep one of them; YAML would silently use only one");
+        }
         if (!Walk(it->second, child, depth + 1)) return false;
       }
     } else {

@@ -43,7 +43,8 @@ class DiagnosticSink {
 // up in JSON, which holds nothing else), nesting stays within kMaxYamlDepth, and the document
 // holds at most kMaxYamlValues values, each use of an alias counted (a few lines of aliases can
 // stand for billions of values). Reports each problem without quoting the value (it may be a
-// secret); false when there was one.
+// secret); false when there was one. Also reports every key given twice in a mapping, which does
+// not stop decoding.
 inline constexpr int kMaxYamlDepth = 64;
 inline constexpr size_t kMaxYamlValues = 1'000'000;
 bool CheckDocument(const YAML::Node& root, DiagnosticSink& sink);

@@ -255,6 +255,19 @@ TEST(ConfigTest, CredentialSourcesDecode) {
   EXPECT_EQ(r.config.clouds[1].credentials.token_env, "MY_JWT");
 }
 
+TEST(ConfigTest, AFieldGivenTwiceInsideAJobIsReported) {
+  std::vector<std::string> lines = Lines(LoadConfigText(
+      Cloud("        jobTemplates:\n          - name: a\n            agentLaunch: {downloadJar: "
+            "true}\n            job:\n              account: first\n              account: "
+            "second\n"),
+      "j.yaml", {}));
+  ASSERT_EQ(lines.size(), 1u) << testing::PrintToString(lines);
+  EXPECT_NE(lines[0].find("jenkins.clouds[0].slurm.jobTemplates[0].job.account: 'account' is "
+                          "given twice"),
+            std::string::npos)
+      << lines[0];
+}
+
 TEST(ConfigTest, DuplicatesAreReported) {
   std::vector<std::string> lines =
       Lines(LoadConfigText(Cloud("        maxAgents: 2\n        maxAgents: 3\n"
