@@ -985,9 +985,24 @@ class JenkinsStandin::Impl {
     }
   }
 
+  // LoadStatistics.updateCounts: each label's queue length is an exponentially weighted moving
+  // average of the buildable items assigned exactly that label, sampled every
+  // load_sample_interval (CONTRACT.md 2.4): one item shows as 0.1, then 0.19, ...
+  void SampleQueueLengths(TimePoint now) {
+    if (now < next_load_sample_) return;
+    next_load_sample_ = now + options_.load_sample_interval;
+    std::map<std::string, int> counts;
+    for (const auto& [id, item] : queue_) {
+      if (item.buildable_since && !item.label.empty()) ++counts[item.label.name];
+    }
+    for (auto& [label, average] : queue_length_) average *= 0.9;
+    for (const auto& [label, count] : counts) queue_length_[label] += 0.1 * count;
+  }
+
   // Queue.maintain(), reduced: finish due builds, end quiet periods, hand buildable items to
   // idle executors of online matching nodes (oldest item first, nodes by name).
   void Maintain(TimePoint now) {
+    SampleQueueLengths(now);
     for (auto& [name, node] : nodes_) {
       for (auto& slot : node.executors) {
         if (!slot) continue;
@@ -1212,10 +1227,21 @@ class JenkinsStandin::Impl {
         }
       }
     }
-    if (!candidate && !reasons.empty()) {
+    // BuildableItem.getCauseOfBlockage: the label decides the text; the idle executors' causes
+    // show only while the label (or, without one, the controller) has an idle online executor.
+    const bool refused = !candidate && !reasons.empty();
+    const auto composite = [&] {
       return Join(std::vector<std::string>(reasons.begin(), reasons.end()), "; ");
+    };
+    const auto idle_online = [](const Node& n) {
+      return n.online() && std::any_of(n.executors.begin(), n.executors.end(),
+                                       [](const auto& slot) { return !slot; });
+    };
+    if (nodes_.empty() || item.label.empty()) {  // without agent nodes the label is dropped
+      const bool idle = std::any_of(nodes_.begin(), nodes_.end(),
+                                    [&](const auto& named) { return idle_online(named.second); });
+      return refused && idle ? composite() : "Waiting for next available executor";
     }
-    if (nodes_.empty() || item.label.empty()) return "Waiting for next available executor";
     std::vector<const Node*> nodes = LabelNodes(item.label);
     size_t count = nodes.size() + (BuiltInHas(item.label) ? 1 : 0);
     bool offline =
@@ -1225,6 +1251,10 @@ class JenkinsStandin::Impl {
       if (count == 0) return "There are no nodes with the label " + Quote(item.label.name);
       if (count > 1) return "All nodes of label " + Quote(item.label.name) + " are offline";
       return Quote(nodes.front()->name) + " is offline";
+    }
+    if (refused &&
+        std::any_of(nodes.begin(), nodes.end(), [&](const Node* n) { return idle_online(*n); })) {
+      return composite();
     }
     if (count == 1 && !nodes.empty()) {
       return "Waiting for next available executor on " + Quote(nodes.front()->name);
@@ -1665,12 +1695,8 @@ class JenkinsStandin::Impl {
       total += node->num_executors;
       for (const auto& slot : node->executors) (slot ? busy : idle) += 1;
     }
-    // Label.loadStatistics is an EWMA updated every 10 s (§2.4). The stand-in shows the count
-    // it would converge to: buildable items whose assigned label is exactly this one.
-    int queued = 0;
-    for (const auto& [id, item] : queue_) {
-      if (item.buildable_since && !item.label.empty() && item.label.name == label.name) ++queued;
-    }
+    auto average = queue_length_.find(label.name);
+    const double queued = average == queue_length_.end() ? 0.0 : average->second;
     auto series = [](double value) {
       json one = {{"history", json::array({value})}, {"latest", value}};
       return json{{"hour", one}, {"min", one}, {"sec10", one}};
@@ -2226,6 +2252,8 @@ class JenkinsStandin::Impl {
   std::map<RunKey, std::string> pipeline_labels_;  // a Pipeline run's node() label
   std::vector<RunKey> completed_;
   std::map<int64_t, QueueItem> queue_;
+  std::map<std::string, double> queue_length_;  // each label's loadStatistics queueLength
+  TimePoint next_load_sample_{};
   std::map<int64_t, LeftItem> left_;
   int64_t next_queue_id_ = 1;
   uint64_t next_connection_ = 1;

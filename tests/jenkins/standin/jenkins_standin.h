@@ -10,9 +10,10 @@
 // Jenkins' Queue.maintain() does. Builds do nothing but last for their given duration.
 //
 // Simplified compared to Jenkins: builds only last their duration; items are never merged (every
-// enqueue is a new item); `pending` is always false (assignment is immediate); `why` uses the
-// causes of idle executors whenever some refused the item (Jenkins computes them in maintain());
-// loadStatistics show the current count instead of a 10-s EWMA; a Pipeline block whose agent is
+// enqueue is a new item); `pending` is always false (assignment is immediate); `why` is worked out
+// when asked for, from the nodes as they are then (Jenkins computes the causes in maintain());
+// loadStatistics other than a label's queueLength show current counts, not averages; a Pipeline
+// block whose agent is
 // lost ends ABORTED, and after Restart() goes back to the queue with a new id; a node's
 // absoluteRemotePath is its remoteFS; one permission set (the configured user may do everything
 // but /scriptText when administer is false); the /wsagents/ connection carries no remoting
@@ -54,6 +55,9 @@ class JenkinsStandin {
     // Worker threads of the HTTP server. Every connected agent holds one for as long as it is
     // connected, so this bounds connected agents plus concurrent API requests.
     int worker_threads = 128;
+    // LoadStatistics.CLOCK: how often a label's queue length average takes a sample (h = 0.9h +
+    // 0.1x). Jenkins' is 10 s.
+    std::chrono::milliseconds load_sample_interval{10000};
   };
 
   struct NodeInfo {

@@ -633,11 +633,18 @@ TEST_F(JenkinsStandinTest, WhyTextsFollowTheNodes) {
 
   CreateAgentNode("gpu-1", "gpu");
   EXPECT_EQ(Why(id), Q("gpu-1") + " is offline");
-  CreateAgentNode("gpu-2", "gpu");
-  EXPECT_EQ(Why(id), Q("gpu-1") + " is offline; " + Q("gpu-2") + " is offline");
+  // The label decides, not the causes of the idle executors that refused (CONTRACT.md 2.3).
   CreateAgentNode("other", "arm");
-  EXPECT_EQ(Why(id), Q("gpu-1") + " is offline; " + Q("gpu-2") + " is offline; " + Q("other") +
-                         " doesn" + std::string(kRq) + "t have label " + Q("gpu"));
+  FakeAgent other;
+  ASSERT_EQ(other.Connect(standin_->port(), AgentHeaders("other")), 101);
+  EXPECT_EQ(Why(id), Q("gpu-1") + " is offline");
+  CreateAgentNode("gpu-2", "gpu");
+  EXPECT_EQ(Why(id), "All nodes of label " + Q("gpu") + " are offline");
+  // Without a label, the idle executors' causes show while the controller has an idle one.
+  const int64_t unlabeled = standin_->EnqueueFreestyle("any-job", "", 10s);
+  const std::string reserved = " is reserved for jobs with matching label expression";
+  EXPECT_EQ(Why(unlabeled),
+            Q("gpu-1") + reserved + "; " + Q("gpu-2") + reserved + "; " + Q("other") + reserved);
 
   standin_->SetQuietingDown(true);
   EXPECT_EQ(Why(id), "Jenkins is about to shut down");
@@ -650,11 +657,40 @@ TEST_F(JenkinsStandinTest, WhyTextsFollowTheNodes) {
   EXPECT_EQ(label["name"], "gpu");
   EXPECT_EQ(label["offline"], true);
   EXPECT_EQ(label["nodes"].size(), 2u);
-  EXPECT_EQ(label["loadStatistics"]["queueLength"]["sec10"]["latest"], 1.0);
+  // a moving average sampled every 10 s: at most one sample (0.1) was taken with the item queued
+  const double queued = label["loadStatistics"]["queueLength"]["sec10"]["latest"].get<double>();
+  EXPECT_TRUE(queued == 0.0 || std::abs(queued - 0.1) < 1e-9) << queued;
   json expression = GetJson("/label/gpu%26%26linux/api/json?tree=name,nodes[nodeName]");
   EXPECT_EQ(expression["_class"], "hudson.model.labels.LabelExpression$And");
   EXPECT_EQ(expression["name"], "gpu&&linux");
   EXPECT_EQ(expression["nodes"], json::array());
+}
+
+TEST_F(JenkinsStandinTest, ALabelsQueueLengthIsAMovingAverageNotACount) {
+  JenkinsStandin::Options options;
+  options.load_sample_interval = 200ms;
+  Start(options);
+  const auto length = [&] {
+    return GetJson("/label/gpu/api/json?tree=loadStatistics[queueLength[sec10[latest]]]")
+        ["loadStatistics"]["queueLength"]["sec10"]["latest"]
+            .get<double>();
+  };
+  for (int i = 0; i < 10; ++i) standin_->EnqueueFreestyle("gpu-job", "gpu", 10s);
+  const double first = length();
+  EXPECT_GE(first, 0.0);
+  EXPECT_LE(first, 1.0 + 1e-9) << "ten items, at most one sample";
+  std::this_thread::sleep_for(1s);
+  const double later = length();
+  EXPECT_GT(later, first);
+  EXPECT_LT(later, 10.0);
+  CreateAgentNode("gpu-1", "gpu", "EXCLUSIVE", 10);
+  FakeAgent agent;
+  ASSERT_EQ(agent.Connect(standin_->port(), AgentHeaders("gpu-1")), 101);
+  ASSERT_TRUE(WaitFor([](const Snapshot& s) { return s.running_builds.size() == 10; }));
+  std::this_thread::sleep_for(500ms);
+  const double decaying = length();
+  EXPECT_GT(decaying, 0.0) << "it decays slowly after the items left";
+  EXPECT_LT(decaying, later + 1e-9);
 }
 
 TEST_F(JenkinsStandinTest, QuietPeriodMakesWaitingItems) {
@@ -699,7 +735,7 @@ println JsonOutput.toJson(q.items.collect { [id: it.id, cls: it.class.simpleName
   EXPECT_EQ(res->status, 200);
   EXPECT_EQ(res->body, R"([{"id":)" + std::to_string(id) +
                            R"(,"cls":"BuildableItem","label":"gpu","buildable":true,)"
-                           R"("why":"\u2018n1\u2019 doesn\u2019t have label \u2018gpu\u2019",)"
+                           R"("why":"There are no nodes with the label \u2018gpu\u2019",)"
                            R"("task":"part of f \u00bb p #1"}])"
                            "\n");
   EXPECT_EQ(client.Post("/scriptText", httplib::Params{{"script", "println 1"}})->body, "");
@@ -772,7 +808,7 @@ TEST_F(JenkinsStandinTest, RestartKeepsNodesAndQueueButDropsAgents) {
   EXPECT_EQ(stats.queue_length, 1u);
   auto client = Client();
   EXPECT_EQ(client.Get("/api/json")->get_header_value("X-Jenkins-Session"), stats.session);
-  EXPECT_EQ(Why(waiting), Q("n1") + " doesn" + std::string(kRq) + "t have label " + Q("cpu"));
+  EXPECT_EQ(Why(waiting), "There are no nodes with the label " + Q("cpu"));
   EXPECT_GT(standin_->EnqueueFreestyle("c", "", 1s), waiting);
   // The agent may connect again.
   FakeAgent again;
