@@ -164,6 +164,12 @@ class TimedJenkins final : public jenkins::Client {
   Result<jenkins::LabelLoad> Label(const std::string& expression) override {
     return Timed("Label", [&] { return inner_.Label(expression); });
   }
+  Result<jenkins::ItemFate> Fate(int64_t queue_id) override {
+    return Timed("Fate", [&] { return inner_.Fate(queue_id); });
+  }
+  Result<jenkins::RunInfo> Run(const std::string& run_url) override {
+    return Timed("Run", [&] { return inner_.Run(run_url); });
+  }
   std::map<std::string, std::vector<double>> Durations() const {
     std::lock_guard lock(mu_);
     return durations_;

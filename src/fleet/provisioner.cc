@@ -219,6 +219,7 @@ ProvisionStats Provisioner::Tick() {
       std::sort(wanted.begin(), wanted.end(),
                 [](const auto& a, const auto& b) { return a.id < b.id; });
       stats.buildable = static_cast<int>(wanted.size());
+      NoticeUnseenBuilds(wanted, nodes);  // before planning: such an agent is no longer free
       if (!wanted.empty()) {
         ResolveLabels(wanted, nodes, snapshot, std::move(asked));
         Launch(wanted, nodes, snapshot, stats);
@@ -821,6 +822,50 @@ void Provisioner::TellRefusal(const std::string& agent, const std::string& what,
     status_.last_error = text;
   }
   if (refusals_told_.insert({agent, what}).second) (void)store_.AppendEvent(agent, "warn", text);
+}
+
+// A one-build agent's build can start and end between two looks at its node, and Jenkins would
+// then hand the idle agent a second item. So when items left the queue while such an agent looks
+// unused, ask Jenkins what became of them (CONTRACT.md 2.6, 6): a run built on the agent was its
+// one build. Jenkins names no node for a Pipeline block's run, so those stay unseen.
+void Provisioner::NoticeUnseenBuilds(const std::vector<jenkins::QueueItem>& wanted,
+                                     const std::map<std::string, jenkins::Computer>& nodes) {
+  std::set<int64_t> waiting;
+  for (const jenkins::QueueItem& item : wanted) waiting.insert(item.id);
+  std::vector<int64_t> left;
+  for (int64_t id : waiting_) {
+    if (!waiting.contains(id)) left.push_back(id);
+  }
+  waiting_ = std::move(waiting);
+  std::map<std::string, Agent*> unused;
+  for (auto& [name, agent] : agents_) {
+    auto node = nodes.find(name);
+    if (agent.idle_minutes == 0 && agent.phase == AgentPhase::kOnline && agent.builds == 0 &&
+        node != nodes.end() && node->second.connected() && !node->second.building()) {
+      unused.emplace(name, &agent);
+    }
+  }
+  if (left.size() > kMaxFateChecks) left.resize(kMaxFateChecks);  // the rest are let go
+  for (int64_t id : left) {
+    if (unused.empty()) return;
+    Result<jenkins::ItemFate> fate = jenkins_.Fate(id);
+    if (!fate || !fate->left || fate->executable_url.empty()) continue;
+    Result<jenkins::RunInfo> run = jenkins_.Run(fate->executable_url);
+    if (!run) continue;
+    auto found = unused.find(run->built_on);
+    if (found == unused.end()) continue;
+    Agent& agent = *found->second;
+    unused.erase(found);
+    agent.build_url = fate->executable_url;
+    ++agent.builds;
+    agent.idle_since_ms = 0;
+    Save(agent, "build",
+         "build started: " + agent.build_url +
+             (run->building ? "" : " (and ended between two looks at the node)"));
+    Status drained = jenkins_.Drain(
+        agent.name, "slurmfleet: one build per agent; " + JobText(agent) + " ends after it");
+    if (drained || drained.error().code == Code::kNotFound) agent.drained = true;
+  }
 }
 
 // Jenkins hands an idle agent any item its labels match: from outside Jenkins nothing can keep an

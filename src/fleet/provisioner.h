@@ -172,6 +172,11 @@ class Provisioner {
   void Terminate(Agent& agent);
   void EndAgent(Agent& agent, bool failed, const std::string& type, const std::string& outcome);
   void DeleteStrayNodes(const std::map<std::string, jenkins::Computer>& nodes);
+  // Finds the one build of a one-build agent that ran between two passes, through the items that
+  // left the queue since the last pass (at most kMaxFateChecks of them, two GETs each).
+  static constexpr size_t kMaxFateChecks = 16;
+  void NoticeUnseenBuilds(const std::vector<jenkins::QueueItem>& wanted,
+                          const std::map<std::string, jenkins::Computer>& nodes);
   // A call Jenkins will keep refusing (403: a permission is missing; 401).
   static bool Refused(const Status& status);
   // Shows a refusal in the status, and once per agent and action as a warning event.
@@ -204,6 +209,7 @@ class Provisioner {
   std::map<std::string, int64_t> disconnected_since_;  // online agents whose channel is down
   std::set<std::string> warned_;  // agents already told "waiting for Jenkins/slurmrestd"
   std::set<std::pair<std::string, std::string>> refusals_told_;  // (agent, action)
+  std::set<int64_t> waiting_;  // the queue items provisioned for at the last pass
 
   mutable std::mutex status_mu_;
   ProvisionerStatus status_;  // guarded by status_mu_

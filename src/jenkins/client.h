@@ -69,6 +69,15 @@ class Client {
   // POST /computer/<name>/doDelete. kNotFound when it is already gone.
   virtual Status DeleteNode(const std::string& name) = 0;
 
+  // GET /queue/item/<id>/api/json?tree=cancelled,executable[url]. kNotFound once Jenkins forgot
+  // the item (5 minutes after it left the queue).
+  virtual Result<ItemFate> Fate(int64_t queue_id) = 0;
+
+  // GET <run url>api/json?tree=building,result,builtOn. `run_url` is absolute, as Jenkins wrote
+  // it (with its configured root URL): it is asked of this Jenkins by its path. kInvalidInput for
+  // a URL that is not a run of a job.
+  virtual Result<RunInfo> Run(const std::string& run_url) = 0;
+
   // GET /label/<expression>/api/json with the load statistics' latest 10 s sample.
   virtual Result<LabelLoad> Label(const std::string& expression) = 0;
 };

@@ -477,6 +477,18 @@ Status HttpClient::CheckNodeName(const std::string& name) {
   return {};
 }
 
+namespace {
+
+// The path of an absolute URL ("/jenkins/job/a/1/"), or "" when it has none.
+std::string_view UrlPath(std::string_view url) {
+  const size_t scheme = url.find("://");
+  if (scheme == std::string_view::npos) return {};
+  const size_t path = url.find('/', scheme + 3);
+  return path == std::string_view::npos ? std::string_view() : url.substr(path);
+}
+
+}  // namespace
+
 Result<std::unique_ptr<HttpClient>> HttpClient::Create(HttpClientOptions options) {
   std::string& url = options.base_url;
   size_t authority = url.starts_with("https://") ? 8 : url.starts_with("http://") ? 7 : 0;
@@ -933,6 +945,41 @@ Result<LabelLoad> HttpClient::Label(const std::string& expression) {
         if (latest != nullptr && !latest->is_null()) load.queue_length = latest->get<double>();
         return load;
       });
+}
+
+Result<ItemFate> HttpClient::Fate(int64_t queue_id) {
+  return GetJson<ItemFate>(
+      "queue/item/" + std::to_string(queue_id) + "/api/json", "cancelled,executable[url]", false,
+      [](const json& body, const Response&) -> Result<ItemFate> {
+        ItemFate fate;
+        fate.left = Str(body, "_class") == "hudson.model.Queue$LeftItem";
+        fate.cancelled = Bool(body, "cancelled");
+        if (auto e = body.find("executable"); e != body.end() && e->is_object()) {
+          fate.executable_url = Str(*e, "url");
+        }
+        return fate;
+      });
+}
+
+Result<RunInfo> HttpClient::Run(const std::string& run_url) {
+  // Jenkins writes URLs with its configured root URL, which may name another host than the one
+  // we reach it on (CONTRACT.md 6): the run is asked for by its path below ours.
+  std::string_view path = UrlPath(run_url);
+  const std::string_view base = UrlPath(options_.base_url);
+  if (path.starts_with(base)) path.remove_prefix(base.size());
+  if (!path.starts_with("job/") || !path.ends_with("/") ||
+      path.find_first_of("?#") != std::string_view::npos) {
+    return Fail(Code::kInvalidInput, "'" + AsciiOnly(run_url) + "' is not the URL of a job's run",
+                "run url");
+  }
+  return GetJson<RunInfo>(std::string(path) + "api/json", "building,result,builtOn", false,
+                          [](const json& body, const Response&) -> Result<RunInfo> {
+                            RunInfo run;
+                            run.building = Bool(body, "building");
+                            run.result = Str(body, "result");
+                            run.built_on = Str(body, "builtOn");
+                            return run;
+                          });
 }
 
 }  // namespace slurmfleet::jenkins

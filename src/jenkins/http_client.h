@@ -82,6 +82,8 @@ class HttpClient final : public Client {
   Status SetDescription(const std::string& name, const std::string& description) override;
   Status DeleteNode(const std::string& name) override;
   Result<LabelLoad> Label(const std::string& expression) override;
+  Result<ItemFate> Fate(int64_t queue_id) override;
+  Result<RunInfo> Run(const std::string& run_url) override;
 
   // Jenkins' node name rules (Jenkins.checkGoodName; CONTRACT.md §3.4). kInvalidInput naming the
   // offending character. Node-name arguments of every call are checked with it.

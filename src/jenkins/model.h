@@ -87,6 +87,20 @@ struct NodeSpec {
   int num_executors = 1;
 };
 
+// What became of a queue item: GET /queue/item/<id>/api/json (CONTRACT.md 2.6).
+struct ItemFate {
+  bool left = false;           // a Queue$LeftItem: the item is no longer in the queue
+  bool cancelled = false;      // it left without a run
+  std::string executable_url;  // the run it became (absolute, as Jenkins writes it), once left
+};
+
+// A run: GET <run url>api/json (CONTRACT.md 9).
+struct RunInfo {
+  bool building = false;
+  std::string result;    // "SUCCESS", ...; empty while building
+  std::string built_on;  // the node's name ("" for the built-in node); absent from Pipeline runs
+};
+
 // GET /label/<expr>/api/json: the load statistics are an EWMA, only a hint that work waits.
 struct LabelLoad {
   std::string name;

@@ -103,6 +103,18 @@ class FakeJenkinsClient final : public jenkins::Client {
   Result<jenkins::LabelLoad> Label(const std::string& e) override {
     return jenkins::LabelLoad{e, 0, 0, 0, 0};
   }
+  Result<jenkins::ItemFate> Fate(int64_t queue_id) override {
+    ++fate_calls;
+    auto it = fates.find(queue_id);
+    if (it == fates.end()) return Fail(Code::kNotFound, "no queue item", "GET");
+    return it->second;
+  }
+  Result<jenkins::RunInfo> Run(const std::string& url) override {
+    ++run_calls;
+    auto it = runs.find(url);
+    if (it == runs.end()) return Fail(Code::kNotFound, "no run", "GET");
+    return it->second;
+  }
 
   // --- knobs
   int64_t Enqueue(std::string label, std::string task_url = "http://jenkins.test/job/j/",
@@ -149,9 +161,12 @@ class FakeJenkinsClient final : public jenkins::Client {
     Code code;
     std::string message;
   };
-  std::optional<Failure> fail_create;  // every CreateNode fails so while set
-  bool refuse_drain = false;           // Drain answers 403 while set
-  bool refuse_delete = false;          // DeleteNode answers 403 while set
+  std::optional<Failure> fail_create;            // every CreateNode fails so while set
+  std::map<int64_t, jenkins::ItemFate> fates;    // what became of items that left the queue
+  std::map<std::string, jenkins::RunInfo> runs;  // by run URL
+  int fate_calls = 0, run_calls = 0;
+  bool refuse_drain = false;   // Drain answers 403 while set
+  bool refuse_delete = false;  // DeleteNode answers 403 while set
   // Runs once, right after the next Computers() took its answer: what Jenkins did meanwhile.
   std::function<void()> after_next_computers;
 

@@ -39,6 +39,23 @@ TEST_F(ProvisionerIntegrationTest, OneQueuedBuildRunsOnOneAgentThenEverythingIsG
       << events;
 }
 
+// CONTRACT.md 6: a build over before the provisioner looks at its node again is found through the
+// item it came from. The agent is then drained, so the next item gets an agent of its own instead
+// of the idle one-build agent.
+TEST_F(ProvisionerIntegrationTest, ABuildTooShortToBeSeenIsStillTheAgentsOnlyOne) {
+  Start(Cloud("tb", 4, Template("cpu", "linux")));
+  jenkins_->EnqueueFreestyle("blink", "linux", 20ms);
+  ASSERT_TRUE(jenkins_->WaitFor([](const auto& s) { return s.completed_builds.size() == 1; }, 90s))
+      << AllEvents();
+  std::this_thread::sleep_for(3s);  // passes enough to notice it
+  jenkins_->EnqueueFreestyle("blink", "linux", 20ms);
+  ASSERT_TRUE(jenkins_->WaitFor([](const auto& s) { return s.completed_builds.size() == 2; }, 90s))
+      << AllEvents();
+  auto stats = jenkins_->Stats();
+  EXPECT_NE(stats.completed_builds[0].built_on, stats.completed_builds[1].built_on) << AllEvents();
+  ExpectNothingLeft();
+}
+
 // The spec's setupScript example is `module load java/21`. The testbed has Environment Modules
 // (Debian's environment-modules) as sites have it; a modulefile puts the stand-in agent's java on
 // PATH, so the agent connects only if the job could `module load` without a login shell.

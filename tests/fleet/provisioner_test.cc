@@ -419,6 +419,66 @@ TEST_F(ProvisionerTest, ARefusedNodeDeletionStillEndsTheSlurmJob) {
   EXPECT_EQ(Agents(true)[0].phase, AgentPhase::kDone) << "its cap place is given back";
 }
 
+// CONTRACT.md 6: a build shorter than the time between two looks at the node is never seen on
+// its executor; the item it came from tells, through the run's builtOn.
+TEST_F(ProvisionerTest, AOneBuildAgentsBuildThatCameAndWentBetweenTwoPassesIsItsOneBuild) {
+  const int64_t id = jenkins_.Enqueue("linux");
+  Pass();
+  const std::string name = jenkins_.nodes.begin()->first;
+  slurm1_.SetState(slurm1_.jobs().begin()->first, {"RUNNING"});
+  jenkins_.Connect(name);
+  Pass();
+  ASSERT_EQ(Agents()[0].phase, AgentPhase::kOnline);
+  EXPECT_EQ(jenkins_.fate_calls, 0) << "nothing left the queue while it was unused";
+  // the build ran and ended between two passes
+  const std::string run = "http://jenkins.test/job/j/1/";
+  std::erase_if(jenkins_.queue, [&](const jenkins::QueueItem& i) { return i.id == id; });
+  jenkins_.fates[id] = {true, false, run};
+  jenkins_.runs[run] = {false, "SUCCESS", name};
+  Pass();
+  EXPECT_TRUE(jenkins_.nodes.at(name).temporarily_offline) << "drained: no second build";
+  EXPECT_NE(Events(name).find("build started: " + run + " (and ended between two looks"),
+            std::string::npos)
+      << Events(name);
+  Pass();
+  EXPECT_FALSE(jenkins_.nodes.contains(name));
+  EXPECT_EQ(LiveJobs(slurm1_), 0);
+  ASSERT_EQ(Agents().size(), 1u);
+  EXPECT_EQ(Agents()[0].builds, 1);
+  EXPECT_EQ(Agents()[0].outcome, "its one build finished");
+}
+
+TEST_F(ProvisionerTest, AnItemThatLeftForAnotherNodeOrAPipelineRunLeavesTheAgentAlone) {
+  const int64_t id = jenkins_.Enqueue("linux");
+  Pass();
+  const std::string name = jenkins_.nodes.begin()->first;
+  slurm1_.SetState(slurm1_.jobs().begin()->first, {"RUNNING"});
+  jenkins_.Connect(name);
+  Pass();
+  const int64_t other = jenkins_.Enqueue("linux");
+  Pass();
+  std::erase_if(jenkins_.queue,
+                [&](const jenkins::QueueItem& i) { return i.id == id || i.id == other; });
+  jenkins_.fates[id] = {true, false, "http://jenkins.test/job/j/1/"};
+  jenkins_.runs["http://jenkins.test/job/j/1/"] = {false, "SUCCESS", "static-linux-1"};
+  jenkins_.fates[other] = {true, false, "http://jenkins.test/job/p/2/"};
+  jenkins_.runs["http://jenkins.test/job/p/2/"] = {false, "SUCCESS", ""};  // a Pipeline run
+  Pass();
+  EXPECT_EQ(jenkins_.fate_calls, 2);
+  EXPECT_EQ(jenkins_.run_calls, 2);
+  ASSERT_TRUE(jenkins_.nodes.contains(name));
+  EXPECT_FALSE(jenkins_.nodes.at(name).temporarily_offline);
+  for (const Agent& a : Agents()) EXPECT_EQ(a.builds, 0) << a.name;
+}
+
+TEST_F(ProvisionerTest, ABuildSeenOnItsNodeCostsNoQuestionsAboutTheQueue) {
+  StartOneBuild();
+  jenkins_.queue.clear();
+  Pass();
+  Pass();
+  EXPECT_EQ(jenkins_.fate_calls, 0);
+}
+
 TEST_F(ProvisionerTest, IdleMinutesKeepsTheAgentForTheNextBuild) {
   jenkins_.Enqueue("reusable");
   Pass();

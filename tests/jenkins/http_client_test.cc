@@ -507,6 +507,44 @@ TEST_F(HttpClientTest, GetComputerAndItsAbsence) {
   EXPECT_EQ(e.where, "GET /computer/slurm-gpu-9/api/json");
 }
 
+// --- Fate and Run (CONTRACT.md 2.6, 9) ------------------------------------------------------
+
+TEST_F(HttpClientTest, FateOfAnItemThatLeftNamesItsRun) {
+  jenkins_.On("GET /queue/item/3/api/json", Json("left_item.json"));
+  auto fate = client_->Fate(3);
+  ASSERT_TRUE(fate) << fate.error().ToString();
+  EXPECT_TRUE(fate->left);
+  EXPECT_FALSE(fate->cancelled);
+  EXPECT_EQ(fate->executable_url, "https://jenkins.example.org/job/gpu-job/1/");
+  Seen seen = Only();
+  EXPECT_EQ(seen.query["tree"], "cancelled,executable[url]");
+  EXPECT_EQ(ErrorOf(client_->Fate(4)).code, Code::kNotFound);
+}
+
+TEST_F(HttpClientTest, RunIsAskedByItsPathWhateverRootUrlJenkinsWrote) {
+  jenkins_.On("GET /job/gpu-job/1/api/json", Json("run.json"));
+  // the configured root URL names another host than the one slurmfleet reaches Jenkins on
+  auto run = client_->Run("https://jenkins.example.org/job/gpu-job/1/");
+  ASSERT_TRUE(run) << run.error().ToString();
+  EXPECT_FALSE(run->building);
+  EXPECT_EQ(run->result, "SUCCESS");
+  EXPECT_EQ(run->built_on, "slurm-gpu-1");
+  EXPECT_EQ(Only().query["tree"], "building,result,builtOn");
+  EXPECT_EQ(ErrorOf(client_->Run("https://jenkins.example.org/computer/x/")).code,
+            Code::kInvalidInput);
+  EXPECT_EQ(ErrorOf(client_->Run("not a url")).code, Code::kInvalidInput);
+}
+
+TEST_F(HttpClientTest, RunBelowAContextPath) {
+  HttpClientOptions options = Options();
+  options.base_url = jenkins_.url() + "/ci/";
+  auto client = MakeClient(options);
+  jenkins_.On("GET /ci/job/f/job/p/7/api/json", Json("run.json"));
+  auto run = client->Run("http://jenkins.example.org/ci/job/f/job/p/7/");
+  ASSERT_TRUE(run) << run.error().ToString();
+  EXPECT_EQ(run->built_on, "slurm-gpu-1");
+}
+
 // --- CreateNode ----------------------------------------------------------------------------
 
 NodeSpec GpuNode() {
