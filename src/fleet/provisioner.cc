@@ -286,13 +286,22 @@ void Provisioner::ResolveLabels(std::vector<jenkins::QueueItem>& items,
           "exact labels of every queue item from /scriptText (the account may administer Jenkins)";
       return;
     }
-    script_labels_ = false;
-    script_refused_at_ms_ = now;
+    const Code code = exact.error().code;
     std::lock_guard lock(status_mu_);
-    status_.label_reason =
-        "labels from task.labelExpression (freestyle) and the `why` texts (Pipeline), because "
-        "/scriptText was refused: " +
-        exact.error().message + "; give the account Overall/Administer for exact Pipeline labels";
+    if (code == Code::kRejected || code == Code::kAuth) {
+      // not allowed: do without it until label_probe_interval has passed
+      script_labels_ = false;
+      script_refused_at_ms_ = now;
+      status_.label_reason =
+          "labels from task.labelExpression (freestyle) and the `why` texts (Pipeline), because "
+          "/scriptText was refused: " +
+          exact.error().message + "; give the account Overall/Administer for exact Pipeline labels";
+    } else {
+      // a failure of this call only (Jenkins busy, a lost answer): the next pass asks again
+      status_.label_reason =
+          "exact labels from /scriptText, but its last call failed (" + exact.error().ToString() +
+          "), so that pass read labels from task.labelExpression and the `why` texts";
+    }
   }
   for (jenkins::QueueItem& item : items) {
     if (item.label) continue;

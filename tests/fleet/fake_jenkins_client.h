@@ -25,6 +25,7 @@ class FakeJenkinsClient final : public jenkins::Client {
   Result<std::vector<jenkins::QueueItem>> Queue() override { return queue; }
   Result<std::map<int64_t, std::string>> ExactLabels() override {
     ++script_calls;
+    if (script_fails) return Fail(Code::kUnavailable, "HTTP 503", "POST /scriptText");
     if (!administer) {
       return Fail(Code::kRejected, "missing permission hudson.model.Hudson.Administer",
                   "POST /scriptText");
@@ -174,6 +175,7 @@ class FakeJenkinsClient final : public jenkins::Client {
   bool down = false;
   bool quieting_down = false;
   bool administer = true;
+  bool script_fails = false;  // /scriptText answers 503 while set
   std::vector<jenkins::QueueItem> queue;
   std::map<int64_t, std::string> exact;
   // left out of the next /scriptText answer, as if they were queued just after the script ran

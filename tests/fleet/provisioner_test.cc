@@ -659,6 +659,23 @@ TEST_F(ProvisionerTest, WithoutAdministerAWhyNamingAnotherNodeGivesNoLabel) {
   EXPECT_TRUE(jenkins_.nodes.empty());
 }
 
+TEST_F(ProvisionerTest, AFailedScriptCallIsNotARefusal) {
+  jenkins_.script_fails = true;
+  jenkins_.Enqueue("linux", "http://jenkins.test/job/p/1/", /*freestyle=*/false);
+  Pass();
+  EXPECT_EQ(jenkins_.nodes.size(), 1u) << "served from why meanwhile";
+  EXPECT_EQ(provisioner_->Report().label_mode, "script");
+  EXPECT_NE(provisioner_->Report().label_reason.find("its last call failed"), std::string::npos)
+      << provisioner_->Report().label_reason;
+  jenkins_.script_fails = false;
+  const int before = jenkins_.script_calls;
+  Pass();
+  EXPECT_GT(jenkins_.script_calls, before) << "asked again at the next pass, not 600 s later";
+  EXPECT_NE(provisioner_->Report().label_reason.find("exact labels of every queue item"),
+            std::string::npos)
+      << provisioner_->Report().label_reason;
+}
+
 TEST_F(ProvisionerTest, ExactLabelsAreAskedWithTheQueueOnlyWhileItemsWait) {
   Pass();  // the start-up probe of the label mode
   Pass();
