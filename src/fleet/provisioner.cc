@@ -812,9 +812,27 @@ void Provisioner::Advance(Agent& agent, const std::map<std::string, jenkins::Com
   if (agent.phase == AgentPhase::kTerminating) {
     // A build runs on only while its agent is connected. A Pipeline block's executor stays busy
     // after the channel drops, until its node is removed, so waiting for it would never end.
-    const bool building =
-        node != nodes.end() && node->second.building() && node->second.connected();
-    if (!building) Terminate(agent);
+    const bool connected = node != nodes.end() && node->second.connected();
+    if (connected && node->second.building()) return;
+    const bool job_ended = sub && store::IsTerminal(sub->phase);
+    if (connected && !job_ended && !agent.drained && !agent.node_deleted) {
+      // Jenkins may hand the idle agent an item between this look at it and the delete, and the
+      // delete would cut that build off: take the node off the market first, and delete it at the
+      // next pass, once it is seen idle again (CONTRACT.md 7.1, 7.2).
+      Status drained =
+          jenkins_.Drain(agent.name, "slurmfleet: ending this agent; " + JobText(agent) + " ends");
+      if (drained) {
+        agent.drained = true;
+        Save(agent, "", "");
+        return;
+      }
+      if (Refused(drained)) {
+        TellRefusal(agent.name, "mark the node offline before deleting it", drained.error());
+      } else if (drained.error().code != Code::kNotFound) {
+        return;  // next pass
+      }
+    }
+    Terminate(agent);
   }
 }
 

@@ -502,8 +502,41 @@ TEST_F(ProvisionerTest, IdleMinutesKeepsTheAgentForTheNextBuild) {
   EXPECT_EQ(jenkins_.nodes.size(), 1u);
   Advance(2s);
   Pass();
+  ASSERT_EQ(jenkins_.nodes.size(), 1u);
+  EXPECT_TRUE(jenkins_.nodes.at(name).temporarily_offline) << "first taken off the market";
+  Pass();
   EXPECT_TRUE(jenkins_.nodes.empty());
   EXPECT_EQ(Agents()[0].builds, 2);
+  EXPECT_EQ(LiveJobs(slurm1_), 0);
+}
+
+// CONTRACT.md 7.2: delete only after the build has finished. An item Jenkins hands the idle agent
+// after the look that decided to end it is not cut off: the agent is drained first, and its node
+// deleted once it is seen idle.
+TEST_F(ProvisionerTest, AnIdleAgentGivenABuildJustBeforeItsEndKeepsItsNodeUntilTheBuildEnds) {
+  jenkins_.Enqueue("reusable");
+  Pass();
+  const std::string name = jenkins_.nodes.begin()->first;
+  slurm1_.SetState(slurm1_.jobs().begin()->first, {"RUNNING"});
+  jenkins_.Connect(name);
+  jenkins_.StartBuild(name, "http://jenkins.test/job/j/1/");
+  Pass();
+  jenkins_.EndBuild(name);
+  jenkins_.queue.clear();
+  Pass();
+  Advance(121s);
+  // Jenkins gives it an item right after the provisioner's look at the node, before the drain
+  jenkins_.after_next_computers = [&] {
+    jenkins_.StartBuild(name, "http://jenkins.test/job/j/2/");
+  };
+  Pass();
+  ASSERT_TRUE(jenkins_.nodes.contains(name)) << "not deleted under the new build";
+  EXPECT_TRUE(jenkins_.nodes.at(name).temporarily_offline);
+  Pass();
+  EXPECT_TRUE(jenkins_.nodes.contains(name)) << "its build still runs";
+  jenkins_.EndBuild(name);
+  Pass();
+  EXPECT_FALSE(jenkins_.nodes.contains(name));
   EXPECT_EQ(LiveJobs(slurm1_), 0);
 }
 
