@@ -1,24 +1,19 @@
 #include "base/ca_file.h"
 
-#include <cerrno>
-#include <fstream>
-#include <sstream>
-
-#include "base/unique_fd.h"
+#include "base/read_file.h"
 
 namespace slurmfleet {
 
 Status CheckCaFile(const std::string& path, std::string_view where) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  // far more than any CA bundle (Debian's holds about 200 KB)
+  Result<std::string> text = ReadBoundedFile(path, 16 * 1024 * 1024);
+  if (!text) {
     return Fail(Code::kInvalidInput,
-                "cannot read the CA bundle " + path + ": " + ErrnoText(errno) +
+                "the CA bundle: " + text.error().message +
                     "; give a readable PEM file, or leave the setting out to use the system's CAs",
                 std::string(where));
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (text.str().find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
+  if (text->find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
     return Fail(Code::kInvalidInput,
                 path +
                     " holds no PEM certificate (-----BEGIN CERTIFICATE-----); give the CA "

@@ -10,6 +10,10 @@ namespace {
 
 nlohmann::json Time(const std::optional<slurm::Seconds>& t) {
   if (!t) return nullptr;
+  // 1970 to 9999 only: outside it the count of seconds is shown as Slurm sent it
+  constexpr int64_t kYear10000 = 253402300800;
+  const int64_t seconds = t->time_since_epoch().count();
+  if (seconds < 0 || seconds >= kYear10000) return seconds;
   return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", *t);
 }
 

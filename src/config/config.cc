@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/read_file.h"
 #include "config/yaml_reader.h"
 #include "fleet/job_tag.h"
 #include "launch/agent_name.h"
@@ -646,17 +647,15 @@ LoadResult LoadConfigText(std::string_view text, std::string_view file,
 }
 
 LoadResult LoadConfigFile(const std::string& path, const std::vector<Override>& overrides) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  // A configuration is a few KB; --config <(...) is read like a file.
+  Result<std::string> text = ReadBoundedFile(path, 16 * 1024 * 1024);
+  if (!text) {
     LoadResult out;
     out.diagnostics.push_back(
-        Diagnostic{path, 0, 0, "", std::string("cannot read the file: ") + std::strerror(errno),
-                   "check the path given to --config"});
+        Diagnostic{path, 0, 0, "", text.error().message, "check the path given to --config"});
     return out;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return LoadConfigText(text.str(), path, overrides);
+  return LoadConfigText(*text, path, overrides);
 }
 
 Result<Config> LoadConfig(const std::string& path, const std::vector<Override>& overrides) {

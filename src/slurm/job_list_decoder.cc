@@ -81,6 +81,8 @@ std::optional<int64_t> NoVal(value v, const Where& path) {
       if (!field.value().get_int64().get(n)) {
         number = n;
       } else if (!field.value().get_double().get(d)) {
+        // a double past int64's range has no integer value (casting it is undefined)
+        if (!(d > -9.2e18 && d < 9.2e18)) throw ShapeError{path.Text(".number"), "a number"};
         number = static_cast<int64_t>(d);
       } else {
         throw ShapeError{path.Text(".number"), "a number"};

@@ -44,7 +44,17 @@ std::vector<std::string> JsonFields::StringArray(const char* key) {
 uint32_t JsonFields::UInt32(const char* key) {
   const nlohmann::json* v = Find(key);
   if (!v) return 0;
-  if (v->is_number_unsigned() || v->is_number_integer()) return v->get<uint32_t>();
+  if (v->is_number_unsigned() || v->is_number_integer()) {
+    if (v->is_number_integer() && !v->is_number_unsigned() && v->get<int64_t>() < 0) {
+      WrongType(key, "a job id");
+      return 0;
+    }
+    if (v->get<uint64_t>() > UINT32_MAX) {
+      WrongType(key, "a job id");
+      return 0;
+    }
+    return v->get<uint32_t>();
+  }
   // jobs/state sends job_id as a string
   if (v->is_string()) {
     const std::string& s = v->get_ref<const std::string&>();
@@ -119,7 +129,11 @@ std::optional<uint64_t> JsonFields::OptionalNoValUInt64(const char* key) {
     WrongType(key, "a numeric 'number'");
     return std::nullopt;
   }
-  if (number->is_number_float()) return static_cast<uint64_t>(number->get<double>());
+  if (number->is_number_float()) {
+    const double d = number->get<double>();
+    if (!(d >= 0 && d < 1.8e19)) return std::nullopt;  // no uint64 value (casting is undefined)
+    return static_cast<uint64_t>(d);
+  }
   int64_t n = number->get<int64_t>();
   if (n < 0) return std::nullopt;
   return static_cast<uint64_t>(n);

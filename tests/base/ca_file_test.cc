@@ -18,7 +18,7 @@ TEST(CaFileTest, AMissingFileOrOneWithoutACertificateIsNamed) {
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().code, Code::kInvalidInput);
   EXPECT_EQ(missing.error().where, "jenkins.caFile");
-  EXPECT_NE(missing.error().message.find("cannot read the CA bundle /nonexistent/ca.pem"),
+  EXPECT_NE(missing.error().message.find("the CA bundle: cannot read /nonexistent/ca.pem"),
             std::string::npos)
       << missing.error().message;
 

@@ -36,6 +36,15 @@ TEST(JobViewTest, JsonSaysWhereTheFilesAreAndWhatHappened) {
   EXPECT_FALSE(j.contains("het_job_id"));
 }
 
+TEST(JobViewTest, TimesPastTheYear9999AreShownAsSlurmSentThem) {
+  slurm::JobInfo j = FailedJob();
+  j.submit_time = slurm::Seconds(std::chrono::seconds(1'700'000'000));
+  j.end_time = slurm::Seconds(std::chrono::seconds(100'000'000'000'000'000));
+  nlohmann::json out = JobToJson(j);
+  EXPECT_EQ(out["submit_time"], "2023-11-14T22:13:20Z");
+  EXPECT_EQ(out["end_time"], 100'000'000'000'000'000);
+}
+
 TEST(JobViewTest, APendingJobHasNoHostAndItsOutcomeNamesTheReason) {
   slurm::JobInfo pending;
   pending.job_id = 8;

@@ -130,7 +130,14 @@ TEST(ConfigTest, EmptyAndMissingFiles) {
                                      "examples/slurmfleet.yaml)"});
   LoadResult r = LoadConfigFile("/nonexistent/slurmfleet.yaml", {});
   ASSERT_EQ(r.diagnostics.size(), 1u);
-  EXPECT_NE(r.diagnostics[0].message.find("cannot read the file"), std::string::npos);
+  EXPECT_EQ(r.diagnostics[0].message,
+            "cannot read /nonexistent/slurmfleet.yaml: No such file or directory");
+  r = LoadConfigFile(::testing::TempDir(), {});
+  ASSERT_EQ(r.diagnostics.size(), 1u);
+  EXPECT_NE(r.diagnostics[0].message.find("is a directory, not a file"), std::string::npos);
+  r = LoadConfigFile("/dev/zero", {});
+  ASSERT_EQ(r.diagnostics.size(), 1u);
+  EXPECT_EQ(r.diagnostics[0].message, "/dev/zero holds more than 16 MiB; is it the right file?");
   EXPECT_EQ(Lines(LoadConfigText("daemon: {}\n", "d.yaml", {})),
             std::vector<std::string>{"d.yaml:1:1: nothing to run: no jenkins.clouds and no batch "
                                      "section (fix: add a cloud under jenkins.clouds, a batch "

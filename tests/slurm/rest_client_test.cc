@@ -71,6 +71,30 @@ TEST_P(RestClientTest, A200WithoutJobIdIsARejectedSubmitThatCarriesTheWarning) {
   EXPECT_EQ(transport_.Count("POST"), 1);
 }
 
+// A job id past 32 bits would have been wrapped to another job's id, and that job tracked.
+HttpResponse SubmittedAs(const std::string& job_id) {
+  HttpResponse answer;
+  answer.status = 200;
+  answer.content_type = "application/json";
+  answer.body =
+      R"({"job_id": )" + job_id + R"(, "step_id": "batch", "errors": [], "warnings": []})";
+  return answer;
+}
+
+TEST_P(RestClientTest, AJobIdPast32BitsIsNotTakenForAnotherJob) {
+  transport_.On("POST " + P("/job/submit"), SubmittedAs("4294967297"));
+  Result<SubmitReceipt> r = Make()->Submit(JobRequest{});
+  ASSERT_FALSE(r) << "became job " << r->job_id;
+  EXPECT_EQ(r.error().code, Code::kRejected);
+}
+
+TEST_P(RestClientTest, ANegativeJobIdIsNotTakenForAnotherJob) {
+  transport_.On("POST " + P("/job/submit"), SubmittedAs("-3"));
+  Result<SubmitReceipt> r = Make()->Submit(JobRequest{});
+  ASSERT_FALSE(r) << "became job " << r->job_id;
+  EXPECT_EQ(r.error().code, Code::kRejected);
+}
+
 TEST_P(RestClientTest, A422CarriesSlurmsErrorNumber) {
   transport_.On("POST " + P("/job/submit"), Recorded(v(), "submit_empty"));
   Result<SubmitReceipt> r = Make()->Submit(JobRequest{});
