@@ -197,6 +197,11 @@ int RunValidate(const ValidateOptions& options) {
       for (const std::string& l : r->labels) labels += (labels.empty() ? "" : " ") + l;
       std::cout << "    " << t.name << ": " << spec::LaunchModeName(r->mode) << " launch"
                 << (labels.empty() ? ", no label" : ", labels '" + labels + "'") << "\n";
+      if (labels.empty() && r->node_usage_mode == spec::NodeUsageMode::kExclusive) {
+        // an EXCLUSIVE node takes only builds whose label it has: with none, nothing
+        std::cout << "      warning: with no label and nodeUsageMode EXCLUSIVE this template "
+                     "serves no build; give it a label, or set nodeUsageMode: NORMAL\n";
+      }
     }
   }
   if (c.batch) {

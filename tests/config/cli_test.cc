@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <fstream>
 #include <string>
 
 namespace {
@@ -53,6 +54,24 @@ TEST(ValidateCliTest, ReportsEveryProblemAndFailsWithTheConfigExitCode) {
        }) {
     EXPECT_NE(r.out.find(expected), std::string::npos) << "missing: " << expected << "\n" << r.out;
   }
+}
+
+TEST(ValidateCliTest, ATemplateThatCanServeNoBuildIsWarnedAbout) {
+  const std::string path = ::testing::TempDir() + "/nolabel.yaml";
+  std::ofstream(path) << "jenkins:\n  clouds:\n    - slurm:\n        name: c\n"
+                         "        slurmRestApiUrl: http://h:6820\n        jenkinsUrl: http://j/\n"
+                         "        credentials: {jwtFile: /t}\n        jobTemplates:\n"
+                         "          - {name: bare, agentLaunch: {downloadJar: true}}\n"
+                         "          - {name: roams, nodeUsageMode: NORMAL, agentLaunch: "
+                         "{downloadJar: true}}\n";
+  CliRun r = Slurmfleet("validate --config " + path);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("bare: native launch, no label\n      warning: with no label and "
+                       "nodeUsageMode EXCLUSIVE this template serves no build"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("roams: native launch, no label\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("warning", r.out.find("roams:")), std::string::npos) << r.out;
 }
 
 TEST(ValidateCliTest, JsonOutput) {
