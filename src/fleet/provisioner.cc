@@ -837,7 +837,10 @@ void Provisioner::Advance(Agent& agent, const std::map<std::string, jenkins::Com
 }
 
 bool Provisioner::Refused(const Status& status) {
-  return !status && (status.error().code == Code::kRejected || status.error().code == Code::kAuth);
+  if (status) return false;
+  const Code code = status.error().code;
+  // kInvalidInput: redirected away from Jenkins (a login proxy), which no retry changes
+  return code == Code::kRejected || code == Code::kAuth || code == Code::kInvalidInput;
 }
 
 void Provisioner::TellRefusal(const std::string& agent, const std::string& what,

@@ -177,7 +177,7 @@ class Provisioner {
   static constexpr size_t kMaxFateChecks = 16;
   void NoticeUnseenBuilds(const std::vector<jenkins::QueueItem>& wanted,
                           const std::map<std::string, jenkins::Computer>& nodes);
-  // A call Jenkins will keep refusing (403: a permission is missing; 401).
+  // A call Jenkins will keep refusing (403: a permission is missing; 401; a redirect away).
   static bool Refused(const Status& status);
   // Shows a refusal in the status, and once per agent and action as a warning event.
   void TellRefusal(const std::string& agent, const std::string& what, const Error& error);

@@ -630,6 +630,19 @@ Result<HttpClient::Response> HttpClient::Send(const Request& request) {
   return SendOnce(request, fresh);
 }
 
+bool HttpClient::Done(const Response& response) const {
+  if (response.status == 200) return true;
+  if (response.status != 302) return false;
+  const std::string location = response.Header("location");
+  // relative: within this Jenkins, unless it is a login page
+  if (location.find("://") == std::string::npos) return location.find("login") == std::string::npos;
+  std::string_view path = UrlPath(location);
+  const std::string_view base = UrlPath(options_.base_url);
+  if (!path.starts_with(base)) return false;
+  path.remove_prefix(base.size());
+  return path == "computer" || path.starts_with("computer/");
+}
+
 Error HttpClient::StatusError(const Request& request, const Response& response) const {
   const std::string status = "HTTP " + std::to_string(response.status);
   const std::string x_error = AsciiOnly(response.Header("x-error"));
@@ -663,9 +676,11 @@ Error HttpClient::StatusError(const Request& request, const Response& response) 
     return error(Code::kUnavailable, "Jenkins failed (" + said + "); retry later");
   }
   if (response.status >= 300 && response.status < 400) {
-    return error(Code::kInvalidInput, "Jenkins redirected to '" +
-                                          AsciiOnly(response.Header("location")) + "' (" + status +
-                                          "); set base_url to the URL Jenkins answers on itself");
+    return error(Code::kInvalidInput,
+                 "Jenkins redirected to '" + AsciiOnly(response.Header("location")) + "' (" +
+                     status +
+                     "); set base_url to the URL Jenkins answers on itself, not one behind a "
+                     "login proxy");
   }
   if (response.status >= 400 && response.status < 500) {
     return error(Code::kRejected, "Jenkins rejected the request (" + said + ")");
@@ -821,7 +836,7 @@ Status HttpClient::CreateNode(const NodeSpec& node) {
       .may_repeat = true};
   auto response = Send(request);
   if (!response) return std::unexpected(response.error());
-  if (response->status == 302 || response->status == 200) return {};
+  if (Done(*response)) return {};
   // Jetty may mangle the quotes of "Agent called ‘x’ already exists": match the ASCII part.
   if (response->status == 400 &&
       response->Header("x-error").find("already exists") != std::string::npos) {
@@ -866,7 +881,7 @@ Status HttpClient::Drain(const std::string& name, const std::string& message) {
                   .may_repeat = false};
   auto response = Send(request);
   if (!response) return std::unexpected(response.error());
-  if (response->status == 302 || response->status == 200) return {};
+  if (Done(*response)) return {};
   return std::unexpected(StatusError(request, *response));
 }
 
@@ -919,7 +934,7 @@ Status HttpClient::DeleteNode(const std::string& name) {
                   .may_repeat = false};
   auto response = Send(request);
   if (!response) return std::unexpected(response.error());
-  if (response->status == 302 || response->status == 200) return {};
+  if (Done(*response)) return {};
   return std::unexpected(StatusError(request, *response));
 }
 

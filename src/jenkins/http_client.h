@@ -93,6 +93,11 @@ class HttpClient final : public Client {
   struct Request;
   struct Response;
 
+  // A POST of doCreateItem, changeOfflineCause or doDelete is done when Jenkins answers 200, or
+  // redirects to one of its /computer/ pages (CONTRACT.md 3.1, 7.1, 7.2; compared by path, as
+  // Jenkins writes its configured root URL). A redirect elsewhere (a proxy's login page) is not.
+  bool Done(const Response& response) const;
+
   HttpClient(HttpClientOptions options, Secret token);
 
   // Sends the request with the current token; after a 401, re-reads the token file and, when it

@@ -747,6 +747,27 @@ TEST_F(HttpClientTest, DrainPostsChangeOfflineCause) {
   EXPECT_EQ(ErrorOf(client_->Drain("slurm-gpu-9", "x")).code, Code::kNotFound);
 }
 
+// A proxy in front of Jenkins that answers a POST with its login page did not create, drain or
+// delete anything.
+TEST_F(HttpClientTest, ARedirectToALoginPageIsNotSuccess) {
+  const Answer login{.status = 302, .headers = {{"Location", "https://sso.example.org/login?r=x"}}};
+  jenkins_.On("POST /computer/doCreateItem", login);
+  jenkins_.On("POST /computer/slurm-gpu-1/changeOfflineCause", login);
+  jenkins_.On("POST /computer/slurm-gpu-1/doDelete", login);
+  for (const Error& e :
+       {ErrorOf(client_->CreateNode(GpuNode())), ErrorOf(client_->Drain("slurm-gpu-1", "x")),
+        ErrorOf(client_->DeleteNode("slurm-gpu-1"))}) {
+    EXPECT_EQ(e.code, Code::kInvalidInput) << e.ToString();
+    EXPECT_NE(e.message.find("redirected to 'https://sso.example.org/login?r=x'"),
+              std::string::npos)
+        << e.message;
+  }
+  // Jenkins itself redirects to its /computer/ pages, written with its configured root URL
+  jenkins_.On("POST /computer/slurm-gpu-1/doDelete",
+              Answer{.status = 302, .headers = {{"Location", "https://ci.example.org/computer/"}}});
+  EXPECT_TRUE(client_->DeleteNode("slurm-gpu-1"));
+}
+
 TEST_F(HttpClientTest, DeleteNodePostsDoDelete) {
   jenkins_.On("POST /computer/slurm-gpu-1/doDelete",
               Answer{.status = 302, .headers = {{"Location", jenkins_.url() + "/computer/"}}});
