@@ -3,33 +3,20 @@
 // exit 1, never an abort.
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <sys/wait.h>
 
 #include <chrono>
-#include <cstdio>
 #include <fstream>
 #include <map>
 #include <string>
 #include <thread>
 
+#include "support/run_command.h"
+
 namespace slurmfleet {
 namespace {
 
-struct CliRun {
-  int exit_code;
-  std::string out;
-};
-
-CliRun Slurmfleet(const std::string& args) {
-  const std::string command = std::string(SLURMFLEET_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(command.c_str(), "r");
-  EXPECT_NE(p, nullptr);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+CommandRun Slurmfleet(const std::string& args) {
+  return RunCommand(std::string(SLURMFLEET_BINARY) + " " + args + " 2>&1");
 }
 
 class DaemonAnswersTest : public ::testing::Test {
@@ -51,7 +38,7 @@ class DaemonAnswersTest : public ::testing::Test {
     thread_.join();
   }
 
-  CliRun Run(const std::string& command, int status, std::string body) {
+  CommandRun Run(const std::string& command, int status, std::string body) {
     status_ = status;
     body_ = std::move(body);
     return Slurmfleet(command + " --daemon http://127.0.0.1:" + std::to_string(port_) +
@@ -76,27 +63,28 @@ TEST_F(DaemonAnswersTest, AnswersOfAnotherShapeAreErrorsNotAborts) {
       {"an error message that is a number", {400, R"({"error":{"message":5}})"}},
   };
   for (const auto& [what, answer] : answers) {
-    CliRun r = Run("agents", answer.first, answer.second);
+    CommandRun r = Run("agents", answer.first, answer.second);
     EXPECT_EQ(r.exit_code, 1) << what << ": " << r.out;
     EXPECT_NE(r.out.find("error:"), std::string::npos) << what << ": " << r.out;
   }
   for (const std::string body :
        {R"({"activities":5})", R"({"activities":[],"next_after":"x"})", "[]"}) {
-    CliRun r = Run("activities", 200, body);
+    CommandRun r = Run("activities", 200, body);
     EXPECT_EQ(r.exit_code, 1) << body << ": " << r.out;
     EXPECT_NE(r.out.find("error:"), std::string::npos) << body << ": " << r.out;
   }
 }
 
 TEST_F(DaemonAnswersTest, AnErrorBodyOfTheApiIsShown) {
-  CliRun r = Run("agents", 403,
-                 R"({"error":{"code":"forbidden","message":"read scope only","where":"token"}})");
+  CommandRun r =
+      Run("agents", 403,
+          R"({"error":{"code":"forbidden","message":"read scope only","where":"token"}})");
   EXPECT_EQ(r.exit_code, 4) << r.out;
   EXPECT_NE(r.out.find("read scope only"), std::string::npos) << r.out;
 }
 
 TEST(DaemonUrlTest, ADaemonUrlThatIsNotHttpIsRefused) {
-  CliRun r = Slurmfleet("agents --daemon ftp://127.0.0.1:1 --api-token-file /dev/null");
+  CommandRun r = Slurmfleet("agents --daemon ftp://127.0.0.1:1 --api-token-file /dev/null");
   EXPECT_EQ(r.exit_code, 3) << r.out;
   EXPECT_NE(r.out.find("--daemon"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("is not an http:// or https:// URL"), std::string::npos) << r.out;

@@ -133,14 +133,21 @@ class ProvisionerTest : public ::testing::Test {
     return out;
   }
 
-  // One queued build, started on a connected one-build agent; returns the agent's name.
-  std::string StartOneBuild() {
-    jenkins_.Enqueue("linux");
+  // A pass that starts the agent for the one queued item, which then connects (its Slurm job
+  // running); returns the agent's name.
+  std::string ConnectFirstAgent() {
     Pass();
     EXPECT_EQ(jenkins_.nodes.size(), 1u);
     const std::string name = jenkins_.nodes.begin()->first;
     slurm1_.SetState(slurm1_.jobs().begin()->first, {"RUNNING"});
     jenkins_.Connect(name);
+    return name;
+  }
+
+  // One queued build, started on a connected one-build agent; returns the agent's name.
+  std::string StartOneBuild() {
+    jenkins_.Enqueue("linux");
+    const std::string name = ConnectFirstAgent();
     Pass();
     jenkins_.StartBuild(name, "http://jenkins.test/job/j/1/");
     Pass();
@@ -423,10 +430,7 @@ TEST_F(ProvisionerTest, ARefusedNodeDeletionStillEndsTheSlurmJob) {
 // its executor; the item it came from tells, through the run's builtOn.
 TEST_F(ProvisionerTest, AOneBuildAgentsBuildThatCameAndWentBetweenTwoPassesIsItsOneBuild) {
   const int64_t id = jenkins_.Enqueue("linux");
-  Pass();
-  const std::string name = jenkins_.nodes.begin()->first;
-  slurm1_.SetState(slurm1_.jobs().begin()->first, {"RUNNING"});
-  jenkins_.Connect(name);
+  const std::string name = ConnectFirstAgent();
   Pass();
   ASSERT_EQ(Agents()[0].phase, AgentPhase::kOnline);
   EXPECT_EQ(jenkins_.fate_calls, 0) << "nothing left the queue while it was unused";
@@ -450,10 +454,7 @@ TEST_F(ProvisionerTest, AOneBuildAgentsBuildThatCameAndWentBetweenTwoPassesIsIts
 
 TEST_F(ProvisionerTest, AnItemThatLeftForAnotherNodeOrAPipelineRunLeavesTheAgentAlone) {
   const int64_t id = jenkins_.Enqueue("linux");
-  Pass();
-  const std::string name = jenkins_.nodes.begin()->first;
-  slurm1_.SetState(slurm1_.jobs().begin()->first, {"RUNNING"});
-  jenkins_.Connect(name);
+  const std::string name = ConnectFirstAgent();
   Pass();
   const int64_t other = jenkins_.Enqueue("linux");
   Pass();
@@ -481,10 +482,7 @@ TEST_F(ProvisionerTest, ABuildSeenOnItsNodeCostsNoQuestionsAboutTheQueue) {
 
 TEST_F(ProvisionerTest, IdleMinutesKeepsTheAgentForTheNextBuild) {
   jenkins_.Enqueue("reusable");
-  Pass();
-  const std::string name = jenkins_.nodes.begin()->first;
-  slurm1_.SetState(slurm1_.jobs().begin()->first, {"RUNNING"});
-  jenkins_.Connect(name);
+  const std::string name = ConnectFirstAgent();
   jenkins_.StartBuild(name, "http://jenkins.test/job/j/1/");
   Pass();
   EXPECT_FALSE(jenkins_.nodes.at(name).temporarily_offline);
@@ -515,10 +513,7 @@ TEST_F(ProvisionerTest, IdleMinutesKeepsTheAgentForTheNextBuild) {
 // deleted once it is seen idle.
 TEST_F(ProvisionerTest, AnIdleAgentGivenABuildJustBeforeItsEndKeepsItsNodeUntilTheBuildEnds) {
   jenkins_.Enqueue("reusable");
-  Pass();
-  const std::string name = jenkins_.nodes.begin()->first;
-  slurm1_.SetState(slurm1_.jobs().begin()->first, {"RUNNING"});
-  jenkins_.Connect(name);
+  const std::string name = ConnectFirstAgent();
   jenkins_.StartBuild(name, "http://jenkins.test/job/j/1/");
   Pass();
   jenkins_.EndBuild(name);
