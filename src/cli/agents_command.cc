@@ -54,7 +54,9 @@ int PrintAgents(const nlohmann::json& body, const AgentsOptions& o) {
   std::cout << fmt::format("{:<44} {:<12} {:>9} {:<24} {:>6}  {}\n", "AGENT", "PHASE", "SLURM JOB",
                            "SLURM STATE", "BUILDS", "BUILD / OUTCOME");
   for (const nlohmann::json& a : agents) {
-    std::string job = a["job_id"].is_null() ? "-" : std::to_string(a["job_id"].get<uint32_t>());
+    // find, not operator[]: on a const json, [] of a missing key reads past the object
+    auto id = a.find("job_id");
+    std::string job = id == a.end() || id->is_null() ? "-" : std::to_string(id->get<uint32_t>());
     std::string state = a.value("slurm_state", "");
     if (std::string reason = a.value("state_reason", ""); !reason.empty() && reason != "None") {
       state += " (" + reason + ")";
