@@ -146,6 +146,7 @@ ProvisionStats Provisioner::Tick() {
                                  "): reconciling agents against its nodes");
   }
   session_ = info->session;
+  minimum_java_ = jenkins::MinimumAgentJava(info->version);
 
   std::map<std::string, jenkins::Computer> nodes;
   for (jenkins::Computer& c : *computers) nodes.emplace(c.name, std::move(c));
@@ -656,7 +657,8 @@ std::optional<Provisioner::Launching> Provisioner::Begin(
                .jenkins_url = jenkins_url,
                .api_version = std::string(cloud->slurm->api_version()),
                .agent_secret = Secret(),
-               .agent_index = SequenceOf(agent.name)};
+               .agent_index = SequenceOf(agent.name),
+               .minimum_java = minimum_java_};
   if (l.context.api_version.empty() || l.context.api_version == "auto") {
     // not connected to slurmrestd yet: rendering needs the version's schema
     if (warned_.insert(agent.name).second) {

@@ -33,6 +33,7 @@
 #include "fleet/agent_plan.h"
 #include "fleet/engine.h"
 #include "fleet/template_registry.h"
+#include "jenkins/agent_java.h"
 #include "jenkins/client.h"
 #include "launch/render.h"
 #include "slurm/client.h"
@@ -194,6 +195,7 @@ class Provisioner {
   std::map<std::string, Agent> agents_;           // live agents by name
   std::map<std::string, store::Record> records_;  // their stored records, for test-and-set
   std::string session_;
+  int minimum_java_ = jenkins::kAgentJavaFloor;  // of the controller's version
   bool script_labels_ = true;
   bool label_mode_known_ = false;  // /scriptText was tried at least once
   int64_t script_refused_at_ms_ = 0;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "launch/agent_name.h"
+#include "launch/java_check.h"
 #include "launch/shell_quote.h"
 #include "slurm/dialect.h"
 #include "spec/job_desc_schema.h"
@@ -159,6 +160,7 @@ std::string NativeScript(const ResolvedTemplate& t, const LaunchContext& c) {
     if (!t.setup_script.ends_with("\n")) s += "\n";
     s += "\n";
   }
+  s += JavaVersionCheck(Q(t.java_path), c.minimum_java);
   s += PrivateDirectory(t, c);
   std::string jar = "\"$agent_jar\"";
   if (t.download_jar) {
@@ -167,7 +169,7 @@ std::string NativeScript(const ResolvedTemplate& t, const LaunchContext& c) {
     jar = Q(t.jar_path);
   }
   s += kAgentStep;
-  s += "  " + Q(t.java_path) + " -jar " + jar + " \\\n";
+  s += "  \"$java_cmd\" -jar " + jar + " \\\n";
   s += "  -url \"$JENKINS_URL\" -name \"$JENKINS_AGENT_NAME\" -secret \"@$secret_file\" \\\n";
   s += "  -webSocket -workDir \"$agent_dir\" " + NoReconnect(t) + "\n";
   return s;

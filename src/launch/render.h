@@ -2,7 +2,8 @@
 // one job request. Pure: same inputs, same bytes; no clock, no environment, no file reads.
 //
 // Launch modes (spec::LaunchMode):
-//   native    the agent runs on the node: `srun -N1 -n1 ... java -jar agent.jar ...`
+//   native    the agent runs on the node: `srun -N1 -n1 ... java -jar agent.jar ...`, once the
+//             script has checked that Java's version (launch/java_check.h)
 //   pyxis     the agent runs in an Enroot container: `srun -N1 -n1 --container-image=... ...`
 //   apptainer the agent runs in a SIF image: `srun -N1 -n1 ... apptainer exec ...`
 //   custom    the template's own script, submitted unchanged
@@ -18,6 +19,7 @@
 
 #include "base/error.h"
 #include "base/secret.h"
+#include "jenkins/agent_java.h"
 #include "slurm/job.h"
 #include "spec/resolve.h"
 
@@ -31,6 +33,9 @@ struct LaunchContext {
   std::string api_version;   // "v0.0.45": the job_desc schema extra fields are checked against
   Secret agent_secret;       // from the node's JNLP file; ends up only in JENKINS_SECRET
   uint64_t agent_index = 0;  // SLURMFLEET_AGENT_INDEX, e.g. to pick distinct ports on one node
+  // The oldest Java a native agent may start with (jenkins::MinimumAgentJava of the controller);
+  // the script ends the job with a message when the node's is older or missing.
+  int minimum_java = jenkins::kAgentJavaFloor;
 };
 
 struct RenderedJob {

@@ -20,7 +20,7 @@ class FakeJenkinsClient final : public jenkins::Client {
  public:
   Result<jenkins::ControllerInfo> Discover() override {
     if (down) return Fail(Code::kUnavailable, "connection refused", "GET /api/json");
-    return jenkins::ControllerInfo{"2.541.1", session, quieting_down, "http://jenkins.test/"};
+    return jenkins::ControllerInfo{version, session, quieting_down, "http://jenkins.test/"};
   }
   Result<std::vector<jenkins::QueueItem>> Queue() override { return queue; }
   Result<std::map<int64_t, std::string>> ExactLabels() override {
@@ -171,6 +171,7 @@ class FakeJenkinsClient final : public jenkins::Client {
   // Runs once, right after the next Computers() took its answer: what Jenkins did meanwhile.
   std::function<void()> after_next_computers;
 
+  std::string version = "2.541.1";  // X-Jenkins
   std::string session = "s1";
   bool down = false;
   bool quieting_down = false;

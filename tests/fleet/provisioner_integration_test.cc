@@ -6,6 +6,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "fleet/agents_testbed_fixture.h"
 
@@ -47,7 +48,14 @@ TEST_F(ProvisionerIntegrationTest, ABuildTooShortToBeSeenIsStillTheAgentsOnlyOne
   jenkins_->EnqueueFreestyle("blink", "linux", 20ms);
   ASSERT_TRUE(jenkins_->WaitFor([](const auto& s) { return s.completed_builds.size() == 1; }, 90s))
       << AllEvents();
-  std::this_thread::sleep_for(3s);  // passes enough to notice it
+  // The daemon notices the build between two looks at the node. Unnoticed, the agent stays at
+  // 0 builds until the fixture's 20-s unused limit ends it, and would have taken the next item.
+  auto noticed = [this] {
+    std::vector<Agent> agents = Agents();
+    return agents.size() == 1 && agents[0].builds == 1;
+  };
+  for (int i = 0; i < 300 && !noticed(); ++i) std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(noticed()) << AllEvents();
   jenkins_->EnqueueFreestyle("blink", "linux", 20ms);
   ASSERT_TRUE(jenkins_->WaitFor([](const auto& s) { return s.completed_builds.size() == 2; }, 90s))
       << AllEvents();
@@ -118,6 +126,38 @@ TEST_F(ProvisionerIntegrationTest, AJobFailingAtStartFailsFastWithItsReason) {
   EXPECT_NE(agents[0].outcome.find("ended before the agent connected"), std::string::npos)
       << agents[0].outcome;
   EXPECT_NE(agents[0].outcome.find("FAILED"), std::string::npos) << agents[0].outcome;
+  jenkins_->CancelItem(item);
+  ExpectNothingLeft();
+}
+
+// CONTRACT.md 8: a node whose Java is too old for agent.jar fails fast, and the job's output
+// says which Java it found and what to change.
+TEST_F(ProvisionerIntegrationTest, AnOldJavaOnTheNodeFailsFastSayingSo) {
+  const std::string java = "/tmp/slurmfleet-old-java-" + instance_;
+  std::ofstream(testbed_.root + java)
+      << "#!/bin/sh\necho 'openjdk version \"11.0.22\" 2024-01-16' >&2\n";
+  std::filesystem::permissions(testbed_.root + java, std::filesystem::perms(0755));
+  std::string old = Template("oldjava", "old-java");
+  old.replace(old.find("{DIR}/java"), 10, java);
+  Start(Cloud("tb", 4, old));
+  int64_t item = jenkins_->EnqueueFreestyle("needs-java", "old-java", 1s);
+  std::vector<Agent> agents = AgentsOnceTheFirstFailed(45s);
+  std::filesystem::remove(testbed_.root + java);
+  ASSERT_FALSE(agents.empty());
+  ASSERT_EQ(agents[0].phase, AgentPhase::kFailed) << AllEvents();
+  ASSERT_TRUE(agents[0].job_id.has_value());
+  const std::string output = "/tmp/jenkins/slurm-" + std::to_string(*agents[0].job_id) + ".out";
+  EXPECT_NE(agents[0].outcome.find("ended before the agent connected"), std::string::npos)
+      << agents[0].outcome;
+  EXPECT_NE(agents[0].outcome.find("the script's output is in " + output), std::string::npos)
+      << agents[0].outcome;
+  std::ifstream in(testbed_.root + output);
+  const std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(said.find("slurmfleet: '" + java + "' on n"), std::string::npos) << said;
+  EXPECT_NE(said.find(" is Java 11.0.22; the Jenkins agent needs Java 17 or newer: set the "
+                      "template's javaPath, or load a newer Java in its setupScript"),
+            std::string::npos)
+      << said;
   jenkins_->CancelItem(item);
   ExpectNothingLeft();
 }

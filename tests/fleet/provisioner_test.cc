@@ -191,6 +191,24 @@ class ProvisionerTest : public ::testing::Test {
   std::vector<std::string> debug_lines_;
 };
 
+// CONTRACT.md 8: the agent's Java must be as new as the controller asks (17; 21 from 2.545).
+TEST_F(ProvisionerTest, TheAgentScriptChecksForTheJavaTheControllerNeeds) {
+  jenkins_.Enqueue("linux");
+  Pass();
+  ASSERT_EQ(slurm1_.jobs().size(), 1u);
+  EXPECT_NE(slurm1_.request_of(slurm1_.jobs().begin()->first)
+                .script.find("the Jenkins \\\nagent needs Java 17 or newer"),
+            std::string::npos);
+
+  jenkins_.version = "2.545";
+  jenkins_.Enqueue("linux");
+  Pass();
+  ASSERT_EQ(slurm1_.jobs().size(), 2u);
+  EXPECT_NE(slurm1_.request_of(slurm1_.jobs().rbegin()->first)
+                .script.find("the Jenkins \\\nagent needs Java 21 or newer"),
+            std::string::npos);
+}
+
 TEST_F(ProvisionerTest, OneBuildOneNodeOneJobThenNothingLeft) {
   jenkins_.Enqueue("linux");
   Pass();

@@ -264,8 +264,9 @@ TEST(RenderTest, HostileStringsStayQuoted) {
   t.jar_path = "/opt/a'b.jar";
   Result<RenderedJob> r = Render(t, Context());
   ASSERT_TRUE(r);
-  EXPECT_NE(r->request.script.find("'/opt/java $(rm -rf ~)/bin/java' -jar '/opt/a'\\''b.jar'"),
+  EXPECT_NE(r->request.script.find("java_cmd='/opt/java $(rm -rf ~)/bin/java'\n"),
             std::string::npos);
+  EXPECT_NE(r->request.script.find("\"$java_cmd\" -jar '/opt/a'\\''b.jar'"), std::string::npos);
   ExpectShellcheckClean("hostile", r->request.script);
 }
 

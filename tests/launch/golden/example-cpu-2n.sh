@@ -8,6 +8,29 @@ USER="${USER:-$(id -un)}"
 HOME="${HOME:-$(getent passwd "$USER" | cut -d: -f6)}"
 export USER HOME
 
+# agent.jar needs Java 17 or newer: say so here, not as a JVM error later.
+java_cmd=java
+java_says="$("$java_cmd" -version 2>&1)" || true
+java_version=
+if [[ $java_says =~ \ version\ \"([^\"]*)\" ]]; then
+  java_version="${BASH_REMATCH[1]}"
+fi
+java_major="${java_version%%[!0-9]*}"
+if [ "$java_major" = 1 ]; then  # "1.8.0_392" is Java 8
+  java_major="${java_version#1.}"
+  java_major="${java_major%%[!0-9]*}"
+fi
+if [ -z "$java_major" ]; then
+  echo "slurmfleet: cannot tell the version of Java '$java_cmd' on $SLURMD_NODENAME \
+(${java_says%%$'\n'*}): set the template's javaPath, or load Java in its setupScript" >&2
+  exit 1
+fi
+if [ "$java_major" -lt 17 ]; then
+  echo "slurmfleet: '$java_cmd' on $SLURMD_NODENAME is Java $java_version; the Jenkins \
+agent needs Java 17 or newer: set the template's javaPath, or load a newer Java in its setupScript" >&2
+  exit 1
+fi
+
 workdir=/tmp/jenkins
 agent_dir=/tmp/jenkins/agents/local-cpu-2n-1712345678901-7
 secret_file="$agent_dir/secret"
@@ -64,6 +87,6 @@ fi
 
 # One agent, on this node, in a step that overlaps the allocation: builds may use all of it.
 srun -N1 -n1 --overlap --nodelist="$SLURMD_NODENAME" \
-  java -jar "$agent_jar" \
+  "$java_cmd" -jar "$agent_jar" \
   -url "$JENKINS_URL" -name "$JENKINS_AGENT_NAME" -secret "@$secret_file" \
   -webSocket -workDir "$agent_dir" -noReconnectAfter 10m
