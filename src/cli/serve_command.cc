@@ -10,6 +10,7 @@
 
 #include <csignal>
 #include <iostream>
+#include <set>
 #include <thread>
 
 #include "base/allocator_tuning.h"
@@ -18,6 +19,7 @@
 #include "cli/exit_codes.h"
 #include "config/config.h"
 #include "fleet/service.h"
+#include "fleet/unconfigured_clouds.h"
 #include "jenkins/http_client.h"
 #include "server/http_server.h"
 #include "server/version.h"
@@ -205,6 +207,18 @@ int RunServe(const ServeOptions& options) {
     Log("jenkins " + j.url + " as " + j.credentials.user + ": provisioning agents");
   } else {
     Log("no jenkins.url configured: agent provisioning is off");
+  }
+  std::set<std::string> configured;
+  for (const fleet::CloudRuntime& rt : clouds) configured.insert(rt.name);
+  store::ListFilter live_only;
+  live_only.active_only = true;
+  live_only.requests = false;
+  if (auto live = (*store)->List(live_only); live) {
+    for (const fleet::UnconfiguredCloud& c : fleet::UnconfiguredClouds(*live, configured)) {
+      Log("warning: " + fleet::DescribeUnconfiguredCloud(c));
+    }
+  } else {
+    Log("warning: cannot look for work of clouds no longer configured: " + live.error().ToString());
   }
   fleet::Service service(**store, std::move(clouds), std::move(provisioning));
   auto listen = SplitListen(daemon.listen);

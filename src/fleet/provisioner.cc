@@ -808,6 +808,16 @@ void Provisioner::Advance(Agent& agent, const std::map<std::string, jenkins::Com
            "cannot name the Slurm job in the node's description: " + described.error().ToString());
     }
   }
+  if (agent.phase != AgentPhase::kTerminating && FindCloud(agent.cloud) == nullptr) {
+    // Started before its cloud left the configuration: nothing tracks its Slurm job or could
+    // cancel it now. Ended here (after its build), its node is deleted, and an agent whose node
+    // is gone gives up within -noReconnectAfter, which ends the job.
+    EndAgent(agent, false, "warn",
+             "cloud " + agent.cloud + " is no longer configured: ending the agent once no build " +
+                 "runs on it; " + JobText(agent) +
+                 " cannot be cancelled from here and ends when its agent gives up reconnecting " +
+                 "(scancel it on that cluster to end it sooner)");
+  }
   if (agent.phase != AgentPhase::kTerminating) {
     Watch(agent, node == nodes.end() ? nullptr : &node->second, sub ? &*sub : nullptr, snapshot);
   }

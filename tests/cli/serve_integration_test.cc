@@ -307,6 +307,44 @@ TEST_F(ServeIntegrationTest, ABatchOnlyConfigurationRunsJobsWithItsPartition) {
   EXPECT_EQ(own["phase"], "succeeded") << own;
 }
 
+// A cloud taken out of the configuration while it has work: nothing tracks or cancels those jobs
+// any more, and the restarted daemon says which they are and what to do.
+TEST_F(ServeIntegrationTest, WorkOfACloudNoLongerConfiguredIsNamedAtStart) {
+  StartDaemon();
+  ASSERT_FALSE(HasFatalFailure());
+  ASSERT_TRUE(Post(0));
+  std::string job_id;
+  for (int i = 0; i < 100 && job_id.empty(); ++i) {
+    auto r = Http().Get("/api/v1/submissions/k0");
+    if (r && r->status == 200) {
+      nlohmann::json sub = nlohmann::json::parse(r->body);
+      if (sub.contains("job_id") && sub["job_id"].is_number()) job_id = sub["job_id"].dump();
+    }
+    if (job_id.empty()) std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_FALSE(job_id.empty()) << "the submission got no job id";
+  kill(pid_, SIGTERM);
+  waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+
+  std::ifstream in(dir_ / "slurmfleet.yaml");
+  std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  yaml.replace(yaml.find("name: testbed"), 13, "name: renamed");
+  std::ofstream(dir_ / "slurmfleet.yaml") << yaml;
+  StartDaemon();
+  ASSERT_FALSE(HasFatalFailure());
+  std::ifstream log(dir_ / "serve.log");
+  const std::string said((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_NE(said.find("warning: cloud testbed is not in the configuration, but the state holds 1 "
+                      "Slurm job(s) (" +
+                      job_id +
+                      ") of it: nothing tracks or cancels them now. Put the cloud back "
+                      "until they have ended, or cancel them on that cluster (scancel " +
+                      job_id + ")"),
+            std::string::npos)
+      << said;
+}
+
 TEST_F(ServeIntegrationTest, ASecondDaemonOnTheSameStateFileRefusesToStart) {
   StartDaemon();
   ASSERT_FALSE(HasFatalFailure());

@@ -79,14 +79,15 @@ class ProvisionerTest : public ::testing::Test {
     provisioner_ = MakeProvisioner();
   }
 
-  std::unique_ptr<Provisioner> MakeProvisioner() {
+  // `with_c1` false: as after a restart with c1 removed from the configuration.
+  std::unique_ptr<Provisioner> MakeProvisioner(bool with_c1 = true) {
     ProvisionerOptions o;
     o.instance = "test";
     o.debug_log = [this](std::string_view line) { debug_lines_.emplace_back(line); };
     o.jenkins_concurrency = 1;  // the fake Jenkins is not thread-safe
-    auto p = Provisioner::Create(
-        jenkins_, *templates_, *store_, clock_,
-        {{"c1", engines_[0].get(), &slurm1_}, {"c2", engines_[1].get(), &slurm2_}}, o);
+    std::vector<ProvisionerCloud> clouds = {{"c2", engines_[1].get(), &slurm2_}};
+    if (with_c1) clouds.insert(clouds.begin(), {"c1", engines_[0].get(), &slurm1_});
+    auto p = Provisioner::Create(jenkins_, *templates_, *store_, clock_, std::move(clouds), o);
     EXPECT_TRUE(p) << p.error().ToString();
     return std::move(*p);
   }
@@ -776,6 +777,26 @@ TEST_F(ProvisionerTest, AOneBuildAgentRestartedAfterItsBuildEndedIsEnded) {
   Pass();
   ASSERT_EQ(Agents().size(), 1u);
   EXPECT_EQ(Agents()[0].phase, AgentPhase::kDone);
+}
+
+// Restarted without the agent's cloud: the agent ends after its build and its node goes, so
+// no build lands on an agent whose job nothing tracks; its job is not cancelled (nothing can).
+TEST_F(ProvisionerTest, AnAgentOfACloudRemovedFromTheConfigurationEndsAfterItsBuild) {
+  const std::string name = StartOneBuild();
+  provisioner_ = MakeProvisioner(/*with_c1=*/false);
+  Pass();
+  ASSERT_EQ(Agents().size(), 1u);
+  EXPECT_EQ(Agents()[0].phase, AgentPhase::kTerminating);
+  EXPECT_EQ(jenkins_.nodes.count(name), 1u) << "its build runs on";
+  EXPECT_NE(Events(name).find("cloud c1 is no longer configured: ending the agent once no build "
+                              "runs on it; Slurm job "),
+            std::string::npos)
+      << Events(name);
+  jenkins_.EndBuild(name);
+  Pass();
+  EXPECT_TRUE(jenkins_.nodes.empty());
+  EXPECT_EQ(Agents()[0].phase, AgentPhase::kDone);
+  EXPECT_EQ(LiveJobs(slurm1_), 1) << "no engine of c1 runs to cancel it";
 }
 
 TEST_F(ProvisionerTest, AOneBuildAgentRestartedBeforeItsDrainIsDrained) {
