@@ -141,6 +141,27 @@ std::string Plural(size_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
+// The agentLaunch keys a template (or a template it inherits from) sets although its launch is
+// not native, as one sentence; empty when none. The cloud's defaultAgentLaunch is left out: a
+// cloud of mixed templates sets it for its native ones.
+std::string IgnoredNativeKeys(const config::Cloud& cloud, const std::string& name,
+                              spec::LaunchMode mode) {
+  if (mode == spec::LaunchMode::kNative) return "";
+  Result<spec::JobTemplate> own = spec::ResolveInheritance(cloud.job_templates, name);
+  if (!own) return "";
+  std::string keys;
+  auto note = [&keys](bool set, std::string_view key) {
+    if (set) keys += (keys.empty() ? "agentLaunch." : ", agentLaunch.") + std::string(key);
+  };
+  note(own->agent.java_path.has_value(), "javaPath");
+  note(own->agent.jar_path.has_value(), "jarPath");
+  note(own->agent.download_jar.has_value(), "downloadJar");
+  note(own->agent.setup_script.has_value(), "setupScript");
+  if (keys.empty()) return "";
+  return keys + " apply to native launch only; this template's " +
+         std::string(spec::LaunchModeName(mode)) + " launch ignores them";
+}
+
 int RunValidate(const ValidateOptions& options) {
   Result<std::vector<config::Override>> overrides =
       config::CollectOverrides(config::SlurmfleetVariables(environ), options.set_flags);
@@ -201,6 +222,13 @@ int RunValidate(const ValidateOptions& options) {
         // an EXCLUSIVE node takes only builds whose label it has: with none, nothing
         std::cout << "      warning: with no label and nodeUsageMode EXCLUSIVE this template "
                      "serves no build; give it a label, or set nodeUsageMode: NORMAL\n";
+      }
+      if (std::string ignored = IgnoredNativeKeys(cloud, t.name, r->mode); !ignored.empty()) {
+        std::cout << "      warning: " << ignored;
+        if (r->mode == spec::LaunchMode::kApptainer) {
+          std::cout << " (inside the image: apptainer.javaPath and apptainer.jarPath)";
+        }
+        std::cout << "\n";
       }
     }
   }

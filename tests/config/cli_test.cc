@@ -74,6 +74,34 @@ TEST(ValidateCliTest, ATemplateThatCanServeNoBuildIsWarnedAbout) {
   EXPECT_EQ(r.out.find("warning", r.out.find("roams:")), std::string::npos) << r.out;
 }
 
+TEST(ValidateCliTest, NativeLaunchKeysOfAContainerTemplateAreWarnedAbout) {
+  const std::string path = ::testing::TempDir() + "/mixed.yaml";
+  std::ofstream(path) << "jenkins:\n  clouds:\n    - slurm:\n        name: c\n"
+                         "        slurmRestApiUrl: http://h:6820\n        jenkinsUrl: http://j/\n"
+                         "        credentials: {jwtFile: /t}\n"
+                         "        defaultAgentLaunch: {setupScript: module load java}\n"
+                         "        jobTemplates:\n"
+                         "          - {name: base, label: b, agentLaunch: {setupScript: module "
+                         "load apptainer, javaPath: /opt/jdk/bin/java, downloadJar: true}}\n"
+                         "          - {name: sif, label: s, inheritFrom: [base], apptainer: "
+                         "{image: /i/a.sif}}\n"
+                         "          - {name: sqsh, label: q, pyxis: {containerImage: /i/a.sqsh}}\n";
+  CliRun r = Slurmfleet("validate --config " + path);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("sif: apptainer launch, labels 's'\n      warning: agentLaunch.javaPath, "
+                       "agentLaunch.downloadJar, agentLaunch.setupScript apply to native launch "
+                       "only; this template's apptainer launch ignores them (inside the image: "
+                       "apptainer.javaPath and apptainer.jarPath)\n"),
+            std::string::npos)
+      << r.out;
+  // the cloud's defaultAgentLaunch is for its native templates
+  EXPECT_NE(r.out.find("sqsh: pyxis launch, labels 'q'\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("warning", r.out.find("sqsh:")), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("warning", r.out.find("base:")), r.out.find("warning", r.out.find("sif:")))
+      << "base is native: no warning of its own\n"
+      << r.out;
+}
+
 TEST(ValidateCliTest, JsonOutput) {
   CliRun r = Slurmfleet("validate --json --config " + kBroken);
   EXPECT_EQ(r.exit_code, 3);
