@@ -144,6 +144,11 @@ ProvisionStats Provisioner::Tick() {
     (void)store_.AppendEvent("jenkins", "warn",
                              "Jenkins restarted (session " + session_ + " -> " + info->session +
                                  "): reconciling agents against its nodes");
+    // Queue ids start again after an unclean restart (CONTRACT.md 2.2): what was noted of the
+    // last session's items would be taken for new items of the same ids.
+    waiting_.clear();
+    noted_.clear();
+    debug_told_.clear();
   }
   session_ = info->session;
   minimum_java_ = jenkins::MinimumAgentJava(info->version);

@@ -604,6 +604,20 @@ TEST_F(ProvisionerTest, FolderRestrictedCloudSkipsOtherFoldersWithAnEvent) {
       << "told once per item";
 }
 
+// After an unclean restart Jenkins numbers its queue from 1 again (CONTRACT.md 2.2): an item of
+// the new session is not the one of the old session that had its id.
+TEST_F(ProvisionerTest, AQueueIdOfTheLastJenkinsSessionIsNotTakenForANewItem) {
+  jenkins_.Enqueue("gpu", "http://jenkins.test/job/team-b/job/train/");
+  Pass();
+  jenkins_.session = "s2";
+  jenkins_.queue.clear();
+  jenkins_.next_id = 1;
+  jenkins_.Enqueue("gpu", "http://jenkins.test/job/team-c/job/train/");
+  Pass();
+  EXPECT_NE(Events("queue-1").find("the job is in folder team-c"), std::string::npos)
+      << Events("queue-1");
+}
+
 TEST_F(ProvisionerTest, AnEphemeralTemplateFromAFolderTheCloudDoesNotServeIsRefused) {
   const std::string kJar = R"({"agent": {"jar_path": "/opt/agent.jar"}})";
   auto refused = templates_->Register("c2", kJar, 60s, "team-b/train #4", "team-b/train");
