@@ -232,6 +232,27 @@ TEST_F(ProvisionerIntegrationTest, PipelineLabelsWithoutAdministerComeFromWhy) {
   ExpectNothingLeft();
 }
 
+// A Slurm job that dies under a running Pipeline block: Jenkins keeps the block's executor busy
+// until the node is removed, so the daemon must not wait for that "build" to end.
+TEST_F(ProvisionerIntegrationTest, AJobThatDiesUnderAPipelineBlockLeavesNothing) {
+  Start(Cloud("tb", 4, Template("cpu", "linux")));
+  jenkins_->EnqueuePipeline("pipe", "linux", 300s);
+  auto building = [this] {
+    std::vector<Agent> agents = Agents();
+    return agents.size() == 1 && !agents[0].build_url.empty();
+  };
+  for (int i = 0; i < 600 && !building(); ++i) std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(building()) << AllEvents();
+  std::vector<slurm::JobInfo> jobs = LiveTaggedJobs();
+  ASSERT_EQ(jobs.size(), 1u);
+  ASSERT_TRUE(client_->Cancel({jobs[0].job_id, jobs[0].sluid}));
+  ASSERT_TRUE(jenkins_->WaitFor([](const auto& s) { return s.completed_builds.size() == 1; }, 60s))
+      << AllEvents();
+  EXPECT_EQ(jenkins_->Stats().completed_builds[0].result, "ABORTED");
+  ExpectNothingLeft();
+  EXPECT_NE(AllEvents().find("ended while its agent was online"), std::string::npos) << AllEvents();
+}
+
 TEST_F(ProvisionerIntegrationTest, RestartedMidFlightLeaksNothing) {
   Start(Cloud("tb", 6, Template("cpu", "linux")));
   for (int i = 0; i < 4; ++i) jenkins_->EnqueueFreestyle("r", "linux", 3s);

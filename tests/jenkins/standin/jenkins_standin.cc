@@ -940,13 +940,24 @@ class JenkinsStandin::Impl {
     completed_.emplace_back(run.job, run.number);
   }
 
-  // The agent's channel is gone: builds there end, the node shows the channel termination.
+  // The agent's channel is gone: freestyle builds there end, the node shows the channel
+  // termination. A Pipeline node block keeps its executor (currentExecutable stays set) and waits
+  // for the agent to come back; it ends only when the node is removed (EndBlocksOf).
   void DropConnection(Node& node) {
     node.connection = 0;
     node.cookie.clear();
     node.channel_lost = true;
     connections_cv_.notify_all();
     node.lost_at = SysClock::now();
+    for (auto& slot : node.executors) {
+      if (!slot || runs_.at(*slot).pipeline) continue;
+      EndRun(runs_.at(*slot), "ABORTED");
+      slot.reset();
+    }
+  }
+
+  // The node is being removed: the Pipeline node blocks still on it are aborted.
+  void EndBlocksOf(Node& node) {
     for (auto& slot : node.executors) {
       if (!slot) continue;
       EndRun(runs_.at(*slot), "ABORTED");
@@ -1007,7 +1018,8 @@ class JenkinsStandin::Impl {
       for (auto& slot : node.executors) {
         if (!slot) continue;
         Run& run = runs_.at(*slot);
-        if (run.ends_at <= now) {
+        // a Pipeline block whose agent is gone waits for it to come back
+        if (run.ends_at <= now && node.connected()) {
           EndRun(run, "SUCCESS");
           slot.reset();
         }
@@ -1876,6 +1888,7 @@ class JenkinsStandin::Impl {
       if (!post) return RequiresPost();
       // Nodes.removeNode: disconnect first (the channel closes at once), then forget the node.
       if (node.connected()) DropConnection(node);
+      EndBlocksOf(node);
       nodes_.erase(it);
       connections_cv_.notify_all();
       ++nodes_deleted_;

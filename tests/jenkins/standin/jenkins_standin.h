@@ -13,8 +13,9 @@
 // enqueue is a new item); `pending` is always false (assignment is immediate); `why` is worked out
 // when asked for, from the nodes as they are then (Jenkins computes the causes in maintain());
 // loadStatistics other than a label's queueLength show current counts, not averages; a Pipeline
-// block whose agent is
-// lost ends ABORTED, and after Restart() goes back to the queue with a new id; a node's
+// block whose agent is lost keeps its executor and finishes once the agent is back (Jenkins may
+// also give up on it later), and ends ABORTED when its node is deleted; after Restart() it goes
+// back to the queue with a new id; a node's
 // absoluteRemotePath is its remoteFS; one permission set (the configured user may do everything
 // but /scriptText when administer is false); the /wsagents/ connection carries no remoting
 // protocol, only pings; JSON shows only the fields the contract uses plus common neighbours;

@@ -789,6 +789,54 @@ TEST_F(JenkinsStandinTest, LosingTheAgentAbortsTheBuild) {
   EXPECT_EQ(standin_->Stats().completed_builds[1].result, "ABORTED");
 }
 
+// A Pipeline node block is not a freestyle build: when its agent is lost, its executor stays
+// busy (the block waits for the agent to come back) until the node is removed.
+TEST_F(JenkinsStandinTest, LosingTheAgentOfAPipelineBlockKeepsItsExecutorUntilTheNodeGoes) {
+  CreateAgentNode("n1", "gpu");
+  standin_->EnqueuePipeline("f/p", "gpu", 300ms);
+  FakeAgent agent;
+  ASSERT_EQ(agent.Connect(standin_->port(), AgentHeaders("n1")), 101);
+  ASSERT_TRUE(WaitFor([](const Snapshot& s) {
+    return s.running_builds.size() == 1 && s.running_builds[0].built_on == "n1";
+  }));
+  agent.Close();  // the agent process dies
+  ASSERT_TRUE(WaitFor([](const Snapshot& s) {
+    const auto* node = s.FindNode("n1");
+    return node != nullptr && !node->connected;
+  }));
+  std::this_thread::sleep_for(
+      600ms);  // past the block's duration: it does not end without its agent
+  auto stats = standin_->Stats();
+  EXPECT_TRUE(stats.completed_builds.empty());
+  json node = GetJson("/computer/n1/api/json?tree=offline,executors[currentExecutable[url]]");
+  EXPECT_EQ(node["offline"], true);
+  EXPECT_EQ(node["executors"][0]["currentExecutable"]["url"], standin_->url() + "job/f/job/p/1/");
+
+  ASSERT_EQ(PostEmpty("/computer/n1/doDelete")->status, 302);
+  stats = standin_->Stats();
+  ASSERT_EQ(stats.completed_builds.size(), 1u);
+  EXPECT_EQ(stats.completed_builds[0].result, "ABORTED");
+}
+
+TEST_F(JenkinsStandinTest, APipelineBlockWhoseAgentComesBackFinishes) {
+  CreateAgentNode("n1", "gpu");
+  standin_->EnqueuePipeline("f/p", "gpu", 300ms);
+  FakeAgent agent;
+  ASSERT_EQ(agent.Connect(standin_->port(), AgentHeaders("n1")), 101);
+  ASSERT_TRUE(WaitFor([](const Snapshot& s) {
+    return s.running_builds.size() == 1 && s.running_builds[0].built_on == "n1";
+  }));
+  agent.Close();
+  ASSERT_TRUE(WaitFor([](const Snapshot& s) {
+    const auto* node = s.FindNode("n1");
+    return node != nullptr && !node->connected && node->building;
+  }));
+  FakeAgent again;
+  ASSERT_EQ(again.Connect(standin_->port(), AgentHeaders("n1")), 101);
+  ASSERT_TRUE(WaitFor([](const Snapshot& s) { return s.completed_builds.size() == 1; }));
+  EXPECT_EQ(standin_->Stats().completed_builds[0].result, "SUCCESS");
+}
+
 TEST_F(JenkinsStandinTest, RestartKeepsNodesAndQueueButDropsAgents) {
   CreateAgentNode("n1", "gpu");
   standin_->EnqueueFreestyle("a", "gpu", 30s);
