@@ -1,7 +1,8 @@
 // Tracking N held jobs on the real testbed: one batched request per cycle (what slurmfleet does)
 // against one GET per job (what per-agent pollers such as the Java plugin do), measured side by
 // side in one run; plus the decode cost of a real N-job GET /jobs body, whole and with the
-// engine's filter when none of its jobs is ours (other users' jobs, as the daemon reads them).
+// engine's filter when none of its jobs is ours (other users' jobs, as the daemon reads them),
+// each with and without the memo of the list before (slurm/job_list_memo.h).
 //
 //   tracking_bench [--jobs N] [--cycles C] [--api-version V] [--keep]
 // Needs SLURMRESTD_URL, SLURM_JWT_KEY (and SLURM_USER) as testbed/testbed.sh env prints them.
@@ -183,25 +184,42 @@ int main(int argc, char** argv) {
 
   // As the daemon reads a full list: split as it arrives (16 KB pieces) and decoded job by job,
   // once whole and once with the engine's filter wanting none of these jobs, which is how it sees
-  // other users' jobs. Alternated, so both meet the same machine.
-  auto stream_ms = [&](const slurm::JobFilter* keep_only) {
+  // other users' jobs. Then both again as the daemon reads a list sent again unchanged (since a
+  // job elsewhere in the cluster changed): with a memo of the list before. Alternated, so every
+  // arm meets the same machine.
+  auto stream_ms = [&](const slurm::JobFilter* keep_only, slurm::JobListMemo* memo) {
     return Ms([&] {
-      slurm::JobListStream stream(dialect, keep_only);
+      slurm::JobListStream stream(dialect, keep_only, memo);
       std::string_view text = body->body;
       for (size_t at = 0; at < text.size(); at += 16384) stream.Write(text.substr(at, 16384));
       if (auto answer = stream.Finish(); !answer) std::exit(Die(answer.error().ToString()));
     });
   };
+  std::string whole_text = body->body;
+  auto all = slurm::DecodeJobList(dialect, whole_text);
+  if (!all) return Die(all.error().ToString());
+  slurm::JobFilter mine{"slurmfleet:not-this-cluster:", {}};
+  for (const slurm::JobInfo& j : all->jobs) mine.ids.push_back(j.job_id);
+  std::sort(mine.ids.begin(), mine.ids.end());
   const slurm::JobFilter others{"slurmfleet:not-this-cluster:", {}};
-  std::vector<double> whole_ms, filtered_ms;
+  slurm::JobListMemo mine_memo, others_memo;
+  stream_ms(&mine, &mine_memo);
+  stream_ms(&others, &others_memo);
+  std::vector<double> whole_ms, filtered_ms, whole_memo_ms, filtered_memo_ms;
   for (int i = 0; i < reps; ++i) {
-    whole_ms.push_back(stream_ms(nullptr));
-    filtered_ms.push_back(stream_ms(&others));
+    whole_ms.push_back(stream_ms(&mine, nullptr));
+    filtered_ms.push_back(stream_ms(&others, nullptr));
+    whole_memo_ms.push_back(stream_ms(&mine, &mine_memo));
+    filtered_memo_ms.push_back(stream_ms(&others, &others_memo));
   }
   std::cout << fmt::format(
-      "streamed decode of that body, median of {}: {:.2f} ms read whole, {:.2f} ms with the "
-      "engine's filter when none of the jobs is ours (ratio {:.2f})\n",
-      reps, Median(whole_ms), Median(filtered_ms), Median(filtered_ms) / Median(whole_ms));
+      "streamed decode of that body, median of {}: {:.2f} ms when every job is ours (read "
+      "whole), {:.2f} ms with the engine's filter when none of the jobs is ours (ratio {:.2f})\n"
+      "the same body sent again unchanged, with the memo of the list before: {:.2f} ms when "
+      "every job is ours (ratio to without {:.2f}), {:.2f} ms when none is (ratio {:.2f})\n",
+      reps, Median(whole_ms), Median(filtered_ms), Median(filtered_ms) / Median(whole_ms),
+      Median(whole_memo_ms), Median(whole_memo_ms) / Median(whole_ms), Median(filtered_memo_ms),
+      Median(filtered_memo_ms) / Median(filtered_ms));
 
   if (!keep) {
     for (uint32_t id : ids) (void)client.Cancel({id, ""});

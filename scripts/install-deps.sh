@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake pkg-config ninja-build
-  libcurl4-openssl-dev nlohmann-json3-dev libsimdjson-dev libyaml-cpp-dev libsqlite3-dev
+  libcurl4-openssl-dev nlohmann-json3-dev libsimdjson-dev libxxhash-dev libyaml-cpp-dev libsqlite3-dev
   libspdlog-dev libfmt-dev libcli11-dev libssl-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev
   shellcheck clang-format

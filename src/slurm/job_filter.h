@@ -17,10 +17,19 @@ struct JobFilter {
   std::vector<uint32_t> ids;   // and these jobs, whatever their comment; sorted
 };
 
+// Whether a comment carries the filter's tag.
+inline bool Tagged(const JobFilter& filter, std::string_view comment) {
+  return !filter.comment_prefix.empty() && comment.starts_with(filter.comment_prefix);
+}
+
+// Whether the filter wants a job by its id.
+inline bool Tracks(const JobFilter& filter, uint32_t id) {
+  return std::binary_search(filter.ids.begin(), filter.ids.end(), id);
+}
+
 // Whether a job with this id and comment is wanted.
 inline bool Wants(const JobFilter& filter, uint32_t id, std::string_view comment) {
-  return (!filter.comment_prefix.empty() && comment.starts_with(filter.comment_prefix)) ||
-         std::binary_search(filter.ids.begin(), filter.ids.end(), id);
+  return Tagged(filter, comment) || Tracks(filter, id);
 }
 
 }  // namespace slurmfleet::slurm

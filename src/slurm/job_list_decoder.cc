@@ -215,13 +215,14 @@ JobKey JobKeyOf(std::string_view key) {
   return JobKey::kOther;
 }
 
-// nullopt when `keep` does not want the job: known once its id and comment were read, so the
-// fields after them are neither read nor stepped over.
-std::optional<JobInfo> DecodeJob(const Dialect& dialect, value v, const std::string& path,
-                                 const JobFilter* keep) {
+// Left out (not `whole`) when `keep` does not want the job: known once its id and comment were
+// read, so the fields after them are neither read nor stepped over.
+DecodedJob DecodeJob(const Dialect& dialect, value v, const std::string& path,
+                     const JobFilter* keep) {
   object o;
   if (v.get_object().get(o)) throw ShapeError{path, "an object"};
-  JobInfo j;
+  DecodedJob decoded;
+  JobInfo& j = decoded.job;
   std::string stdout_expanded, standard_output, stderr_expanded, standard_error;
   bool seen_id = false, seen_comment = false;
   for (auto field : o) {
@@ -323,7 +324,11 @@ std::optional<JobInfo> DecodeJob(const Dialect& dialect, value v, const std::str
         break;
     }
     if (keep && seen_id && seen_comment) {
-      if (!Wants(*keep, j.job_id, j.comment)) return std::nullopt;
+      decoded.decided_by_filter = true;
+      if (!Wants(*keep, j.job_id, j.comment)) {
+        decoded.whole = false;
+        return decoded;
+      }
       keep = nullptr;  // wanted: read whole
     }
   }
@@ -336,7 +341,7 @@ std::optional<JobInfo> DecodeJob(const Dialect& dialect, value v, const std::str
   }
   if (j.standard_error == j.standard_output) j.standard_error.clear();
   if (!j.het_job_id) j.het_job_offset.reset();
-  return j;
+  return decoded;
 }
 
 std::vector<SlurmMessage> Messages(value v, const std::string& path) {
@@ -415,7 +420,7 @@ Result<JobListAnswer> DecodeJobList(const Dialect& dialect, std::string& body) {
             value v;
             if (job.get(v)) throw ShapeError{"jobs[" + std::to_string(i) + "]", "a job"};
             answer.jobs.push_back(
-                *DecodeJob(dialect, v, "jobs[" + std::to_string(i) + "]", nullptr));
+                DecodeJob(dialect, v, "jobs[" + std::to_string(i) + "]", nullptr).job);
             ++i;
           }
         } else if (key == "last_update") {
@@ -424,7 +429,7 @@ Result<JobListAnswer> DecodeJobList(const Dialect& dialect, std::string& body) {
         }
       });
   if (!decoded) return std::unexpected(decoded.error());
-  answer.listed = answer.jobs.size();
+  answer.listed = answer.parsed = answer.jobs.size();
   return answer;
 }
 
@@ -495,8 +500,8 @@ JobDecoder::JobDecoder(const Dialect& dialect)
 
 JobDecoder::~JobDecoder() = default;
 
-Result<std::optional<JobInfo>> JobDecoder::Decode(std::string& text, const std::string& path,
-                                                  const JobFilter* keep) {
+Result<DecodedJob> JobDecoder::Decode(std::string& text, const std::string& path,
+                                      const JobFilter* keep) {
   const size_t size = text.size();
   text.reserve(size + simdjson::SIMDJSON_PADDING);
   simdjson::ondemand::document doc;

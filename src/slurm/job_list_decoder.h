@@ -20,7 +20,8 @@ namespace slurmfleet::slurm {
 
 struct JobListAnswer {
   std::vector<JobInfo> jobs;
-  size_t listed = 0;                    // jobs in the answer, kept or not
+  size_t listed = 0;  // jobs in the answer, kept or not
+  size_t parsed = 0;  // of those, the ones parsed (the others were known by their text)
   std::optional<uint64_t> last_update;  // unset, infinite or absent: nullopt
   std::vector<SlurmMessage> errors;
   std::vector<SlurmMessage> warnings;
@@ -59,6 +60,12 @@ class JobStatesDecoder {
   std::unique_ptr<Parser> parser_;
 };
 
+struct DecodedJob {
+  JobInfo job;                     // whole, or (left out) only its id and comment
+  bool whole = true;               // false: left out, the filter does not want it
+  bool decided_by_filter = false;  // the filter was asked (false: no filter, or no id or comment)
+};
+
 // Decodes one job object's text at a time (an element of an answer's "jobs"), reusing its
 // parser's buffers from job to job: for a list split as it arrives (JobListStream).
 class JobDecoder {
@@ -69,11 +76,10 @@ class JobDecoder {
   JobDecoder& operator=(const JobDecoder&) = delete;
 
   // `text` gets spare capacity for the parser's padding. `path` names the job in errors
-  // ("jobs[3]"): kInternal naming the field when the job has another shape. With `keep`, nullopt
-  // for a job it does not want, read only up to its id and comment; a job that lacks either is
-  // read whole.
-  Result<std::optional<JobInfo>> Decode(std::string& text, const std::string& path,
-                                        const JobFilter* keep = nullptr);
+  // ("jobs[3]"): kInternal naming the field when the job has another shape. With `keep`, a job it
+  // does not want is read only up to its id and comment; a job that lacks either is read whole.
+  Result<DecodedJob> Decode(std::string& text, const std::string& path,
+                            const JobFilter* keep = nullptr);
 
  private:
   struct Parser;

@@ -22,8 +22,10 @@ constexpr size_t kMaxSearchedJob = 1 << 20;
 
 }  // namespace
 
-JobListStream::JobListStream(const Dialect& dialect, const JobFilter* keep)
-    : dialect_(dialect), decoder_(dialect), keep_(keep) {}
+JobListStream::JobListStream(const Dialect& dialect, const JobFilter* keep, JobListMemo* memo)
+    : dialect_(dialect), decoder_(dialect), keep_(keep), memo_(keep ? memo : nullptr) {
+  if (memo_) memo_->Begin(*keep_);
+}
 
 void JobListStream::Reset() {
   skeleton_.clear();
@@ -32,6 +34,7 @@ void JobListStream::Reset() {
   close_indent_.clear();
   jobs_.clear();
   jobs_read_ = 0;
+  jobs_parsed_ = 0;
   error_.reset();
   part_ = Part::kSkeleton;
   depth_ = 0;
@@ -211,15 +214,36 @@ std::string_view JobListStream::Scan(std::string_view bytes) {
   return {};
 }
 
+bool JobListStream::EndJobFromMemo(uint64_t digest) {
+  const JobListMemo::Entry* known = memo_->Recall(digest);
+  if (!known) return false;
+  const bool wanted = known->always_wanted || Tracks(*keep_, known->job_id);
+  if (wanted && !known->job) return false;  // left out last time: read it whole now
+  ++jobs_read_;
+  if (wanted) jobs_.push_back(*known->job);
+  return true;
+}
+
 void JobListStream::EndJob() {
-  Result<std::optional<JobInfo>> job =
-      decoder_.Decode(job_, "jobs[" + std::to_string(jobs_read_++) + "]", keep_);
-  job_.clear();
-  if (!job) {
-    error_ = job.error();
+  const uint64_t digest = memo_ ? memo_->Digest(job_) : 0;
+  if (memo_ && EndJobFromMemo(digest)) {
+    job_.clear();
     return;
   }
-  if (*job) jobs_.push_back(std::move(**job));
+  ++jobs_parsed_;
+  Result<DecodedJob> decoded =
+      decoder_.Decode(job_, "jobs[" + std::to_string(jobs_read_++) + "]", keep_);
+  job_.clear();
+  if (!decoded) {
+    error_ = decoded.error();
+    return;
+  }
+  JobInfo& job = decoded->job;
+  if (memo_) {
+    memo_->Note(digest, {job.job_id, !decoded->decided_by_filter || Tagged(*keep_, job.comment),
+                         decoded->whole ? std::make_unique<JobInfo>(job) : nullptr});
+  }
+  if (decoded->whole) jobs_.push_back(std::move(job));
 }
 
 void JobListStream::Malformed(std::string what) {
@@ -228,6 +252,19 @@ void JobListStream::Malformed(std::string what) {
 }
 
 Result<JobListAnswer> JobListStream::Finish() {
+  Result<JobListAnswer> answer = FinishAnswer();
+  if (memo_) {
+    // "nothing changed" lists no job, and says nothing of the jobs the memo holds
+    if (answer && answer->listed > 0) {
+      memo_->Commit();
+    } else {
+      memo_->Abandon();
+    }
+  }
+  return answer;
+}
+
+Result<JobListAnswer> JobListStream::FinishAnswer() {
   while (part_ == Part::kJob && !close_indent_.empty() && !error_) ScanJobAfresh();
   if (error_) return std::unexpected(*error_);
   if (in_string_ || depth_ != 0 || part_ != Part::kSkeleton) {
@@ -237,6 +274,7 @@ Result<JobListAnswer> JobListStream::Finish() {
   if (!answer) return answer;
   answer->jobs = std::move(jobs_);
   answer->listed = jobs_read_;
+  answer->parsed = jobs_parsed_;
   jobs_.clear();
   return answer;
 }

@@ -20,6 +20,7 @@
 #include "base/error.h"
 #include "slurm/dialect.h"
 #include "slurm/job_list_decoder.h"
+#include "slurm/job_list_memo.h"
 #include "slurm/transport.h"
 
 namespace slurmfleet::slurm {
@@ -27,8 +28,11 @@ namespace slurmfleet::slurm {
 class JobListStream final : public BodyStream {
  public:
   // With `keep` (which must outlive the stream), the answer holds only the jobs it wants; the
-  // others are read only up to their id and comment (JobDecoder).
-  explicit JobListStream(const Dialect& dialect, const JobFilter* keep = nullptr);
+  // others are read only up to their id and comment (JobDecoder). With `keep` and `memo`, a job
+  // whose text is in the memo is taken from it, not parsed again, and the memo learns this list
+  // when it was read to its end (Finish).
+  explicit JobListStream(const Dialect& dialect, const JobFilter* keep = nullptr,
+                         JobListMemo* memo = nullptr);
 
   // Forgets what an earlier (failed) attempt wrote.
   void Reset();
@@ -52,7 +56,10 @@ class JobListStream final : public BodyStream {
   void ScanJobAfresh();
   void Take(const char* from, const char* to);  // bytes [from, to) of part_
   void EndJob();
+  // The job_ of a text the memo knows, when the memo's entry answers for it; false otherwise.
+  bool EndJobFromMemo(uint64_t digest);
   void Malformed(std::string what);
+  Result<JobListAnswer> FinishAnswer();
 
   const Dialect& dialect_;
   JobDecoder decoder_;
@@ -61,8 +68,10 @@ class JobListStream final : public BodyStream {
   std::string key_;           // the last string at depth 1: the key of the value that follows
   std::string close_indent_;  // "\n" + the indentation of the job being received, when searched
   const JobFilter* keep_;
+  JobListMemo* memo_;  // null without keep_
   std::vector<JobInfo> jobs_;
   size_t jobs_read_ = 0;  // kept or not: names the job in errors ("jobs[3]")
+  size_t jobs_parsed_ = 0;
   std::optional<Error> error_;
   Part part_ = Part::kSkeleton;
   int depth_ = 0;

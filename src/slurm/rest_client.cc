@@ -215,7 +215,8 @@ Result<Answer> RestClient::GetDecoded(const std::string& path, JobListStream* st
 Result<JobListAnswer> RestClient::CallJobList(const std::string& path, size_t expected_jobs,
                                               const JobFilter* keep) {
   // decoded as it arrives: a full list is never held whole
-  JobListStream stream(*dialect_, keep);
+  std::unique_lock memo_lock(list_memo_mu_, std::try_to_lock);
+  JobListStream stream(*dialect_, keep, memo_lock.owns_lock() ? &list_memo_ : nullptr);
   stream.Reserve(expected_jobs);
   return GetDecoded<JobListAnswer>(path, &stream, [&stream](const std::string& body) {
     if (!body.empty()) stream.Write(body);  // a transport that does not stream

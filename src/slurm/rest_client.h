@@ -91,7 +91,8 @@ class RestClient final : public Client {
   template <typename Answer, typename Decode>
   Result<Answer> GetDecoded(const std::string& path, JobListStream* stream, Decode decode);
   // A GET whose answer is a job list, decoded job by job as it arrives (it can be tens of MB),
-  // into room made for `expected_jobs`; only the jobs `keep` wants, when given.
+  // into room made for `expected_jobs`; only the jobs `keep` wants, when given, and then jobs sent
+  // unchanged since the last such list are not parsed again.
   Result<JobListAnswer> CallJobList(const std::string& path, size_t expected_jobs,
                                     const JobFilter* keep = nullptr);
   // Both JobsChangedSince: every job without `keep`.
@@ -118,6 +119,10 @@ class RestClient final : public Client {
   std::atomic<size_t> expected_list_jobs_{0};
   std::mutex states_mu_;  // one jobs/state answer decoded at a time, with buffers kept warm
   JobStatesDecoder states_decoder_;
+  // The filtered lists' jobs by their text (the engine's, taken again and again); a list that
+  // finds it in use by another is decoded without it.
+  std::mutex list_memo_mu_;
+  JobListMemo list_memo_;
 };
 
 }  // namespace slurmfleet::slurm

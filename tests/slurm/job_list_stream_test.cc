@@ -12,8 +12,8 @@ namespace {
 
 // `text` written in pieces of `piece` bytes.
 Result<JobListAnswer> Stream(const Dialect& dialect, std::string_view text, size_t piece,
-                             const JobFilter* keep = nullptr) {
-  JobListStream stream(dialect, keep);
+                             const JobFilter* keep = nullptr, JobListMemo* memo = nullptr) {
+  JobListStream stream(dialect, keep, memo);
   for (size_t at = 0; at < text.size(); at += piece) stream.Write(text.substr(at, piece));
   return stream.Finish();
 }
@@ -79,6 +79,24 @@ TEST_P(JobListStreamRecordedTest, AFilterKeepsTheJobsItWantsWholeAndOnlyThose) {
   ASSERT_TRUE(empty) << empty.error().ToString();
   EXPECT_TRUE(empty->jobs.empty());
   EXPECT_EQ(empty->listed, all->jobs.size());
+}
+
+TEST_P(JobListStreamRecordedTest, AMemoGivesTheSameAnswerWithoutParsingAJobSentAgain) {
+  const Dialect& dialect = *FindDialect(GetParam());
+  const std::string text = ReadTestdata(GetParam() + "/jobs.json");
+  const JobFilter keep{"slurmfleet:rec", {4}};
+  Result<JobListAnswer> plain = Stream(dialect, text, 16384, &keep);
+  ASSERT_TRUE(plain) << plain.error().ToString();
+  JobListMemo memo;
+  for (int list = 0; list < 3; ++list) {
+    Result<JobListAnswer> got = Stream(dialect, text, list == 1 ? 7 : 16384, &keep, &memo);
+    ASSERT_TRUE(got) << "list " << list << ": " << got.error().ToString();
+    EXPECT_EQ(got->jobs, plain->jobs) << "list " << list;
+    EXPECT_EQ(got->listed, plain->listed);
+    EXPECT_EQ(got->last_update, plain->last_update);
+    EXPECT_EQ(got->parsed, list == 0 ? plain->listed : 0u) << "list " << list;
+  }
+  EXPECT_EQ(memo.size(), plain->listed);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllVersions, JobListStreamRecordedTest,
@@ -204,6 +222,104 @@ TEST(JobListStreamTest, AFilterReadsAJobOnlyUpToItsIdAndComment) {
                                      100, &keep);
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().where, "jobs[1].job_state");
+}
+
+struct ListedJob {
+  uint32_t id;
+  std::string comment;
+  std::string state = "PENDING";
+  std::string reason = "JobHeldUser";
+};
+
+// A list as slurmrestd pretty-prints it.
+std::string PrettyList(const std::vector<ListedJob>& jobs) {
+  std::string text = "{\n  \"jobs\": [";
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const ListedJob& j = jobs[i];
+    text += std::string(i ? "," : "") + "\n    {\n      \"comment\": \"" + j.comment +
+            "\",\n      \"job_id\": " + std::to_string(j.id) +
+            ",\n      \"job_state\": [\n        \"" + j.state +
+            "\"\n      ],\n      \"state_reason\": \"" + j.reason + "\"\n    }";
+  }
+  return text + "\n  ],\n  \"errors\": [],\n  \"warnings\": []\n}\n";
+}
+
+std::vector<uint32_t> Ids(const std::vector<JobInfo>& jobs) {
+  std::vector<uint32_t> ids;
+  for (const JobInfo& j : jobs) ids.push_back(j.job_id);
+  return ids;
+}
+
+TEST(JobListStreamTest, AMemoParsesOnlyTheJobsWhoseTextChanged) {
+  const JobFilter keep{"slurmfleet:a:", {}};
+  const std::vector<ListedJob> before = {
+      {1, "slurmfleet:a:k1"}, {2, "someone else's"}, {3, "slurmfleet:a:k3", "RUNNING", "None"}};
+  std::vector<ListedJob> after = before;
+  after[0].reason = "Priority";
+  after[1].state = "RUNNING";
+  after.push_back({4, "slurmfleet:a:k4"});
+  for (size_t piece : {size_t{1}, size_t{13}, size_t{4096}}) {
+    JobListMemo memo;
+    ASSERT_TRUE(Stream(V45(), PrettyList(before), 100, &keep, &memo));
+    Result<JobListAnswer> got = Stream(V45(), PrettyList(after), piece, &keep, &memo);
+    ASSERT_TRUE(got) << got.error().ToString();
+    EXPECT_EQ(Ids(got->jobs), (std::vector<uint32_t>{1, 3, 4})) << "pieces of " << piece;
+    EXPECT_EQ(got->jobs[0].state_reason, "Priority");
+    EXPECT_EQ(got->jobs[1].state.base, BaseState::kRunning);
+    EXPECT_EQ(got->listed, 4u);
+    EXPECT_EQ(got->parsed, 3u) << "jobs 1, 2 and 4; job 3 was known";
+  }
+}
+
+TEST(JobListStreamTest, AJobTheMemoLeftOutIsReadWholeOnceItsIdIsWanted) {
+  const std::vector<ListedJob> jobs = {{1, "slurmfleet:a:k1"}, {2, "an edited comment"}};
+  JobListMemo memo;
+  const JobFilter tagged{"slurmfleet:a:", {}};
+  Result<JobListAnswer> first = Stream(V45(), PrettyList(jobs), 4096, &tagged, &memo);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(Ids(first->jobs), (std::vector<uint32_t>{1}));
+
+  const JobFilter tracked{"slurmfleet:a:", {2}};
+  Result<JobListAnswer> second = Stream(V45(), PrettyList(jobs), 4096, &tracked, &memo);
+  ASSERT_TRUE(second);
+  ASSERT_EQ(Ids(second->jobs), (std::vector<uint32_t>{1, 2}));
+  EXPECT_EQ(second->jobs[1].comment, "an edited comment");
+  EXPECT_EQ(second->jobs[1].state_reason, "JobHeldUser");
+  EXPECT_EQ(second->parsed, 1u) << "job 2 only: it was read only up to its comment before";
+
+  for (const JobFilter* keep : {&tracked, &tagged}) {
+    Result<JobListAnswer> again = Stream(V45(), PrettyList(jobs), 4096, keep, &memo);
+    ASSERT_TRUE(again);
+    EXPECT_EQ(again->jobs.size(), keep->ids.empty() ? 1u : 2u);
+    EXPECT_EQ(again->parsed, 0u);
+  }
+}
+
+TEST(JobListStreamTest, AMemoOutlivesAnswersThatListNoJobAndFailedOnes) {
+  const JobFilter keep{"slurmfleet:a:", {}};
+  const std::string list = PrettyList({{1, "slurmfleet:a:k1"}, {2, "other"}});
+  JobListMemo memo;
+  ASSERT_TRUE(Stream(V45(), list, 4096, &keep, &memo));
+  // "nothing changed", then a list cut short after its first job
+  ASSERT_TRUE(Stream(V45(), R"({"jobs": [], "last_update": {"set": true, "number": 0}})", 4096,
+                     &keep, &memo));
+  ASSERT_FALSE(Stream(V45(), list.substr(0, list.find("\"other\"")), 4096, &keep, &memo));
+  Result<JobListAnswer> got = Stream(V45(), list, 4096, &keep, &memo);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(Ids(got->jobs), (std::vector<uint32_t>{1}));
+  EXPECT_EQ(got->parsed, 0u);
+}
+
+TEST(JobListStreamTest, AListWithoutAFilterDoesNotUseTheMemo) {
+  // an unfiltered list (the CLI's) is read once, and would only fill the memo
+  JobListMemo memo;
+  const std::string list = PrettyList({{1, "slurmfleet:a:k1"}, {2, "other"}});
+  for (int i = 0; i < 2; ++i) {
+    Result<JobListAnswer> got = Stream(V45(), list, 4096, nullptr, &memo);
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got->parsed, 2u);
+  }
+  EXPECT_EQ(memo.size(), 0u);
 }
 
 TEST(JobListStreamTest, ResetForgetsAnEarlierAttempt) {

@@ -1,0 +1,81 @@
+// JobListMemo: digests, and which list's entries it holds.
+#include "slurm/job_list_memo.h"
+
+#include <gtest/gtest.h>
+
+namespace slurmfleet::slurm {
+namespace {
+
+JobListMemo::Entry Left(uint32_t id) { return {id, false, nullptr}; }
+
+TEST(JobListMemoTest, ADigestFollowsTheTextAndTheMemosSeed) {
+  JobListMemo a, b;
+  EXPECT_EQ(a.Digest("{\"job_id\": 1}"), a.Digest("{\"job_id\": 1}"));
+  EXPECT_NE(a.Digest("{\"job_id\": 1}"), a.Digest("{\"job_id\": 2}"));
+  EXPECT_NE(a.Digest("{\"job_id\": 1}"), a.Digest("{\"job_id\": 1} "));
+  // drawn per memo: another process cannot compute this one's digests
+  EXPECT_NE(a.Digest("{\"job_id\": 1}"), b.Digest("{\"job_id\": 1}"));
+}
+
+TEST(JobListMemoTest, HoldsTheLastCommittedListsJobsOnly) {
+  JobListMemo memo;
+  const JobFilter filter{"slurmfleet:a:", {}};
+  memo.Begin(filter);
+  EXPECT_EQ(memo.Recall(1), nullptr) << "nothing before the first list";
+  memo.Note(1, Left(11));
+  auto job = std::make_unique<JobInfo>();
+  job->job_id = 12;
+  memo.Note(2, {12, true, std::move(job)});
+  EXPECT_EQ(memo.Recall(1), nullptr) << "a list's own entries are not recalled within it";
+  memo.Commit();
+  EXPECT_EQ(memo.size(), 2u);
+
+  memo.Begin(filter);
+  JobListMemo::Entry* known = memo.Recall(2);
+  ASSERT_NE(known, nullptr);
+  EXPECT_EQ(known->job_id, 12u);
+  EXPECT_TRUE(known->always_wanted);
+  ASSERT_NE(known->job, nullptr);
+  EXPECT_EQ(known->job->job_id, 12u);
+  EXPECT_EQ(memo.Recall(2), nullptr) << "moved into this list";
+  memo.Note(3, Left(13));
+  memo.Commit();
+  EXPECT_EQ(memo.size(), 2u) << "job 11 left the list, and the memo";
+
+  memo.Begin(filter);
+  EXPECT_EQ(memo.Recall(1), nullptr);
+  EXPECT_NE(memo.Recall(3), nullptr);
+}
+
+TEST(JobListMemoTest, AnAbandonedListKeepsWhatTheMemoKnewAndLearnt) {
+  JobListMemo memo;
+  const JobFilter filter{"slurmfleet:a:", {}};
+  memo.Begin(filter);
+  memo.Note(1, Left(11));
+  memo.Note(2, Left(12));
+  memo.Commit();
+  memo.Begin(filter);
+  ASSERT_NE(memo.Recall(1), nullptr);
+  memo.Note(3, Left(13));
+  memo.Abandon();  // job 2 was not reached
+  EXPECT_EQ(memo.size(), 3u);
+  memo.Begin(filter);
+  for (uint64_t digest : {1, 2, 3}) EXPECT_NE(memo.Recall(digest), nullptr) << digest;
+}
+
+TEST(JobListMemoTest, AnotherTagPrefixForgetsEverything) {
+  // whether a job carries the tag was decided with the old prefix
+  JobListMemo memo;
+  memo.Begin(JobFilter{"slurmfleet:a:", {}});
+  memo.Note(1, Left(11));
+  memo.Commit();
+  memo.Begin(JobFilter{"slurmfleet:a:", {5}});  // other ids: entries stay
+  EXPECT_NE(memo.Recall(1), nullptr);
+  memo.Commit();
+  memo.Begin(JobFilter{"slurmfleet:b:", {}});
+  EXPECT_EQ(memo.Recall(1), nullptr);
+  EXPECT_EQ(memo.size(), 0u);
+}
+
+}  // namespace
+}  // namespace slurmfleet::slurm
