@@ -2,7 +2,8 @@
 // against one GET per job (what per-agent pollers such as the Java plugin do), measured side by
 // side in one run; plus the decode cost of a real N-job GET /jobs body, whole and with the
 // engine's filter when none of its jobs is ours (other users' jobs, as the daemon reads them),
-// each with and without the memo of the list before (slurm/job_list_memo.h).
+// each with and without the memo of the list before (slurm/job_list_memo.h); and the CPU time of
+// fetching that list as the engine does, by a client whose memo knows it and by a new one.
 //
 //   tracking_bench [--jobs N] [--cycles C] [--api-version V] [--keep]
 // Needs SLURMRESTD_URL, SLURM_JWT_KEY (and SLURM_USER) as testbed/testbed.sh env prints them.
@@ -46,6 +47,13 @@ double Ms(F&& f) {
   auto start = Steady::now();
   f();
   return std::chrono::duration<double, std::milli>(Steady::now() - start).count();
+}
+
+// This process's CPU time (a fetch's receiving and decoding run in it; slurmrestd's do not).
+double CpuMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 int Die(const std::string& what) {
@@ -220,6 +228,33 @@ int main(int argc, char** argv) {
       reps, Median(whole_ms), Median(filtered_ms), Median(filtered_ms) / Median(whole_ms),
       Median(whole_memo_ms), Median(whole_memo_ms) / Median(whole_ms), Median(filtered_memo_ms),
       Median(filtered_memo_ms) / Median(filtered_ms));
+
+  // The same, end to end as the engine fetches its full list (its filter, through RestClient),
+  // alternately by two clients that each read it before: one asks with the same filter every
+  // time (its memo knows every job), the other with a tag prefix that changes every time (its
+  // memo forgets everything: every job is parsed). CPU time of this process, receiving included.
+  auto second = slurm::RestClient::Connect(**transport, tokens, options);
+  if (!second) return Die(second.error().ToString());
+  slurm::JobFilter changing = mine;
+  auto fetch_cpu = [&](slurm::RestClient& by, const slurm::JobFilter& filter) {
+    const double c0 = CpuMs();
+    auto snapshot = by.JobsChangedSince(std::nullopt, filter);
+    if (!snapshot) std::exit(Die(snapshot.error().ToString()));
+    return CpuMs() - c0;
+  };
+  fetch_cpu(client, mine);
+  fetch_cpu(**second, changing);
+  std::vector<double> warm_cpu, cold_cpu;
+  const int fetches = 5;
+  for (int i = 0; i < fetches; ++i) {
+    changing.comment_prefix = "slurmfleet:not-this-cluster-" + std::to_string(i) + ":";
+    cold_cpu.push_back(fetch_cpu(**second, changing));
+    warm_cpu.push_back(fetch_cpu(client, mine));
+  }
+  std::cout << fmt::format(
+      "the full list fetched with the engine's filter, every job ours, median of {}: {:.2f} ms "
+      "CPU with every job parsed, {:.2f} ms with the memo of the list before (ratio {:.2f})\n",
+      fetches, Median(cold_cpu), Median(warm_cpu), Median(warm_cpu) / Median(cold_cpu));
 
   if (!keep) {
     for (uint32_t id : ids) (void)client.Cancel({id, ""});

@@ -4,12 +4,12 @@
 // text is the same byte for byte: it changes when the job's state, reason, times or settings do.
 // The digest is XXH3 (64 bits) with a seed drawn for each memo, so a user who shapes a job's text
 // (its comment, its name) cannot make it take another job's digest.
-// A memo holds one list's jobs at a time: those it wanted whole, and of the others their id and
+// A memo holds one list's jobs at a time: those it wanted whole, packed (a JobInfo takes about
+// 1 KB in memory, packed about the size of its text values), and of the others their id and
 // whether they carry the tag. Not thread-safe: one list at a time (JobListStream).
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -26,8 +26,11 @@ class JobListMemo {
     // wanted whatever the filter's ids: it carries the filter's tag, or lacks an id or comment
     // to decide by (then it is read whole)
     bool always_wanted = false;
-    std::unique_ptr<JobInfo> job;  // as decoded, when it was read whole
+    std::string packed_job;  // Pack() of the job as decoded when it was read whole, else empty
   };
+
+  static std::string Pack(const JobInfo& job);
+  static JobInfo Unpack(std::string_view packed);
 
   JobListMemo();
 

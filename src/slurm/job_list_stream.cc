@@ -218,9 +218,9 @@ bool JobListStream::EndJobFromMemo(uint64_t digest) {
   const JobListMemo::Entry* known = memo_->Recall(digest);
   if (!known) return false;
   const bool wanted = known->always_wanted || Tracks(*keep_, known->job_id);
-  if (wanted && !known->job) return false;  // left out last time: read it whole now
+  if (wanted && known->packed_job.empty()) return false;  // left out last time: read it now
   ++jobs_read_;
-  if (wanted) jobs_.push_back(*known->job);
+  if (wanted) jobs_.push_back(JobListMemo::Unpack(known->packed_job));
   return true;
 }
 
@@ -241,7 +241,7 @@ void JobListStream::EndJob() {
   JobInfo& job = decoded->job;
   if (memo_) {
     memo_->Note(digest, {job.job_id, !decoded->decided_by_filter || Tagged(*keep_, job.comment),
-                         decoded->whole ? std::make_unique<JobInfo>(job) : nullptr});
+                         decoded->whole ? JobListMemo::Pack(job) : std::string()});
   }
   if (decoded->whole) jobs_.push_back(std::move(job));
 }

@@ -56,7 +56,8 @@ class JobListStream final : public BodyStream {
   void ScanJobAfresh();
   void Take(const char* from, const char* to);  // bytes [from, to) of part_
   void EndJob();
-  // The job_ of a text the memo knows, when the memo's entry answers for it; false otherwise.
+  // Ends job_ by the memo's entry for its text; false when there is none, or it holds too
+  // little (a job left out before and wanted now): then job_ is parsed.
   bool EndJobFromMemo(uint64_t digest);
   void Malformed(std::string what);
   Result<JobListAnswer> FinishAnswer();
