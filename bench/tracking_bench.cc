@@ -3,7 +3,8 @@
 // side in one run; plus the decode cost of a real N-job GET /jobs body, whole and with the
 // engine's filter when none of its jobs is ours (other users' jobs, as the daemon reads them),
 // each with and without the memo of the list before (slurm/job_list_memo.h); and the CPU time of
-// fetching that list as the engine does, by a client whose memo knows it and by a new one.
+// fetching that list as the engine does, by a client whose memo knows it and by one whose memo
+// is reset for every fetch.
 //
 //   tracking_bench [--jobs N] [--cycles C] [--api-version V] [--keep]
 // Needs SLURMRESTD_URL, SLURM_JWT_KEY (and SLURM_USER) as testbed/testbed.sh env prints them.
