@@ -100,37 +100,70 @@ JobListMemo::JobListMemo() {
 
 void JobListMemo::Begin(const JobFilter& filter) {
   if (filter.comment_prefix != prefix_) {
-    last_.clear();
+    Keep({});
     prefix_ = filter.comment_prefix;
   }
   next_.clear();
   next_.reserve(last_.size());
+  expected_ = 0;
 }
 
 uint64_t JobListMemo::Digest(std::string_view text) const {
   return XXH3_64bits_withSeed(text.data(), text.size(), seed_);
 }
 
+size_t JobListMemo::Find(uint64_t digest) const {
+  if (index_.empty()) return last_.size();
+  const size_t mask = index_.size() - 1;
+  for (size_t cell = digest & mask;; cell = (cell + 1) & mask) {
+    if (index_[cell] == 0) return last_.size();
+    if (last_[index_[cell] - 1].digest == digest) return index_[cell] - 1;
+  }
+}
+
 JobListMemo::Entry* JobListMemo::Recall(uint64_t digest) {
-  auto found = last_.find(digest);
-  if (found == last_.end()) return nullptr;
-  Entry& moved = next_.insert_or_assign(digest, std::move(found->second)).first->second;
-  last_.erase(found);
-  return &moved;
+  size_t at = expected_;
+  if (at >= last_.size() || last_[at].digest != digest) at = Find(digest);
+  if (at >= last_.size() || last_[at].recalled) return nullptr;
+  Slot& slot = last_[at];
+  slot.recalled = true;
+  expected_ = at + 1;
+  next_.push_back({digest, std::move(slot.entry)});
+  return &next_.back().entry;
 }
 
 void JobListMemo::Note(uint64_t digest, Entry entry) {
-  next_.insert_or_assign(digest, std::move(entry));
+  if (!next_.empty() && next_.back().digest == digest) {
+    next_.back().entry = std::move(entry);
+  } else {
+    next_.push_back({digest, std::move(entry)});
+  }
 }
 
 void JobListMemo::Commit() {
-  last_.swap(next_);
+  Keep(std::move(next_));
   next_.clear();
 }
 
 void JobListMemo::Abandon() {
-  last_.merge(next_);
-  next_.clear();
+  for (Slot& slot : last_) {
+    if (!slot.recalled) next_.push_back(std::move(slot));
+  }
+  Commit();
+}
+
+void JobListMemo::Keep(std::vector<Slot> entries) {
+  last_ = std::move(entries);
+  size_t cells = 16;
+  while (cells < 2 * last_.size()) cells *= 2;
+  index_.assign(cells, 0);
+  const size_t mask = cells - 1;
+  for (size_t i = 0; i < last_.size(); ++i) {
+    last_[i].recalled = false;
+    size_t cell = last_[i].digest & mask;
+    while (index_[cell] != 0) cell = (cell + 1) & mask;
+    index_[cell] = static_cast<uint32_t>(i + 1);
+  }
 }
 
 }  // namespace slurmfleet::slurm

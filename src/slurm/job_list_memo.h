@@ -6,13 +6,16 @@
 // (its comment, its name) cannot make it take another job's digest.
 // A memo holds one list's jobs at a time: those it wanted whole, packed (a JobInfo takes about
 // 1 KB in memory, packed about the size of its text values), and of the others their id and
-// whether they carry the tag. Not thread-safe: one list at a time (JobListStream).
+// whether they carry the tag. slurmctld lists its jobs in the same order each time, so the
+// entries are kept in the list's order and the next job's is looked for first where the last
+// one's ended, then through an index by digest. Not thread-safe: one list at a time
+// (JobListStream).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <vector>
 
 #include "slurm/job.h"
 #include "slurm/job_filter.h"
@@ -39,9 +42,10 @@ class JobListMemo {
   void Begin(const JobFilter& filter);
   uint64_t Digest(std::string_view text) const;
   // The last list's entry for a job text of this digest, moved into the list being read;
-  // nullptr when the last list had none.
+  // nullptr when the last list had none. Valid until the next Recall or Note.
   Entry* Recall(uint64_t digest);
-  // Records a job of the list being read (replacing what Recall moved in for it).
+  // Records the job of the list being read that was just recalled or parsed (replacing what
+  // Recall moved in for it).
   void Note(uint64_t digest, Entry entry);
   // The list was read to its end: its entries are now the last list's. Jobs that left the list
   // leave the memo.
@@ -53,15 +57,25 @@ class JobListMemo {
   size_t size() const { return last_.size(); }
 
  private:
-  struct Identity {  // digests are already uniformly spread
-    size_t operator()(uint64_t digest) const { return static_cast<size_t>(digest); }
+  struct Slot {
+    uint64_t digest = 0;
+    Entry entry;
+    bool recalled = false;  // moved into next_
   };
-  using Entries = std::unordered_map<uint64_t, Entry, Identity>;
+
+  // Makes last_ the entries and indexes them.
+  void Keep(std::vector<Slot> entries);
+  // The place in last_ of the slot with this digest, or last_.size().
+  size_t Find(uint64_t digest) const;
 
   uint64_t seed_;
   std::string prefix_;
-  Entries last_;
-  Entries next_;
+  std::vector<Slot> last_;  // the last list's jobs, in its order
+  // Open addressing by digest (already uniformly spread): a place in last_ plus one, 0 when
+  // empty. At least twice as many cells as entries, a power of two.
+  std::vector<uint32_t> index_;
+  size_t expected_ = 0;     // where in last_ the next job of the list is looked for first
+  std::vector<Slot> next_;  // the list being read
 };
 
 }  // namespace slurmfleet::slurm

@@ -2,7 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstring>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 namespace slurmfleet::slurm {
 namespace {
@@ -19,6 +24,34 @@ constexpr std::array<bool, 256> kStructural = [] {
 
 // Far more than a job's text (about 8 KB) in slurmctld's answers.
 constexpr size_t kMaxSearchedJob = 1 << 20;
+
+// The first place at or after `from` of a '}' that may end a job whose closing line is n bytes
+// long ("\n", indentation, '}'): n bytes before it is a newline, or lies in an earlier piece.
+// Nearly every '}' of a job (about one in 80 bytes) closes a nested object on a line indented
+// deeper, where that byte is a space: compared 16 bytes at a time, they are passed over without
+// stopping at each.
+size_t NextClosingBrace(std::string_view bytes, size_t from, size_t n) {
+  const char* data = bytes.data();
+  size_t i = from;
+  for (; i < bytes.size() && i < n; ++i) {
+    if (data[i] == '}') return i;
+  }
+#ifdef __SSE2__
+  const __m128i brace = _mm_set1_epi8('}');
+  const __m128i newline = _mm_set1_epi8('\n');
+  for (; i + 16 <= bytes.size(); i += 16) {
+    const __m128i here = _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + i));
+    const __m128i line_start = _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + i - n));
+    const unsigned hits = static_cast<unsigned>(_mm_movemask_epi8(
+        _mm_and_si128(_mm_cmpeq_epi8(here, brace), _mm_cmpeq_epi8(line_start, newline))));
+    if (hits != 0) return i + std::countr_zero(hits);
+  }
+#endif
+  for (; i < bytes.size(); ++i) {
+    if (data[i] == '}' && data[i - n] == '\n') return i;
+  }
+  return bytes.size();
+}
 
 }  // namespace
 
@@ -56,18 +89,17 @@ void JobListStream::Write(std::string_view bytes) {
 }
 
 bool JobListStream::ClosingLineEndsAt(std::string_view bytes, size_t brace) const {
-  // the bytes before the brace, from this piece and then from the job's text received before
+  // the k-th byte before the brace, from this piece and then from the job's text received before
+  const auto before = [&](size_t k) -> int {
+    if (k <= brace) return bytes[brace - k];
+    if (k - brace <= job_.size()) return job_[job_.size() - (k - brace)];
+    return -1;
+  };
+  // the line's start first: it is what tells a nested object's closing line from the job's
   const size_t n = close_indent_.size();
-  for (size_t k = 1; k <= n; ++k) {
-    char c;
-    if (k <= brace) {
-      c = bytes[brace - k];
-    } else if (k - brace <= job_.size()) {
-      c = job_[job_.size() - (k - brace)];
-    } else {
-      return false;
-    }
-    if (c != close_indent_[n - k]) return false;
+  if (before(n) != '\n') return false;
+  for (size_t k = 1; k < n; ++k) {
+    if (before(k) != close_indent_[n - k]) return false;
   }
   return true;
 }
@@ -81,9 +113,8 @@ void JobListStream::ScanJobAfresh() {
 
 std::string_view JobListStream::SearchJobEnd(std::string_view bytes) {
   for (size_t from = 0; from < bytes.size();) {
-    const void* found = std::memchr(bytes.data() + from, '}', bytes.size() - from);
-    if (!found) break;
-    const size_t brace = static_cast<const char*>(found) - bytes.data();
+    const size_t brace = NextClosingBrace(bytes, from, close_indent_.size());
+    if (brace == bytes.size()) break;
     if (ClosingLineEndsAt(bytes, brace)) {
       job_.append(bytes.data(), brace + 1);
       close_indent_.clear();

@@ -6,7 +6,8 @@
 // slurmrestd pretty-prints by default, and then a job object ends with its closing brace on a line
 // of its own, indented as its opening brace. A raw newline is never inside a JSON string, so that
 // line ends the job exactly: when a job's opening brace is alone on its line, the job's bytes are
-// searched for that line (memchr for '}') instead of being scanned one by one. Compact output
+// searched for that line (a '}' with a newline as far before it as the job's indentation) instead
+// of being scanned one by one. Compact output
 // (SLURMRESTD_JSON=compact) takes the byte scan, and so does a job whose closing line does not
 // come (by the answer's end, or within 1 MB): what was received of it is scanned again.
 // Not thread-safe: one transfer at a time.

@@ -78,6 +78,39 @@ TEST(JobListMemoTest, HoldsTheLastCommittedListsJobsOnly) {
   EXPECT_NE(memo.Recall(3), nullptr);
 }
 
+TEST(JobListMemoTest, RecallsJobsListedInAnotherOrderOrWithOthersBetween) {
+  // Entries are looked for first in the last list's order, then by digest. These digests share
+  // their low bits, so every one is stored away from the cell its digest names.
+  JobListMemo memo;
+  const JobFilter filter{"slurmfleet:a:", {}};
+  constexpr uint32_t kJobs = 600;
+  memo.Begin(filter);
+  for (uint32_t i = 0; i < kJobs; ++i) memo.Note(uint64_t{i} << 20, Left(i));
+  memo.Commit();
+
+  memo.Begin(filter);
+  for (uint32_t i = kJobs; i-- > 0;) {
+    if (i % 3 == 0) continue;                             // left the list
+    memo.Note((uint64_t{i} << 20) + 1, Left(kJobs + i));  // a new job before it
+    JobListMemo::Entry* known = memo.Recall(uint64_t{i} << 20);
+    ASSERT_NE(known, nullptr) << i;
+    EXPECT_EQ(known->job_id, i);
+  }
+  memo.Commit();
+  EXPECT_EQ(memo.size(), 2 * (kJobs - kJobs / 3));
+
+  memo.Begin(filter);
+  for (uint32_t i = 0; i < kJobs; ++i) {
+    JobListMemo::Entry* known = memo.Recall(uint64_t{i} << 20);
+    EXPECT_EQ(known == nullptr, i % 3 == 0) << i;
+    JobListMemo::Entry* added = memo.Recall((uint64_t{i} << 20) + 1);
+    ASSERT_EQ(added == nullptr, i % 3 == 0) << i;
+    if (added) {
+      EXPECT_EQ(added->job_id, kJobs + i);
+    }
+  }
+}
+
 TEST(JobListMemoTest, AnAbandonedListKeepsWhatTheMemoKnewAndLearnt) {
   JobListMemo memo;
   const JobFilter filter{"slurmfleet:a:", {}};
