@@ -112,7 +112,7 @@ Result<std::unique_ptr<Engine>> Engine::Create(store::Store& store, slurm::Clien
   filter.requests = false;  // RequestOf reads an intent's when it is sent
   Result<std::vector<store::Submission>> live = store.List(filter);
   if (!live) return std::unexpected(live.error());
-  for (store::Submission& s : *live) engine->active_.emplace(s.key, std::move(s));
+  for (store::Submission& s : *live) engine->active_.Put(std::move(s));
   engine->active_count_ = engine->active_.size();
   // No entry: a first start, or one after a version that synced every mark.
   Result<std::optional<std::string>> clean = store.GetMeta(engine->StoppedCleanlyMeta());
@@ -134,13 +134,13 @@ std::string Engine::StoppedCleanlyMeta() const {
 
 Status Engine::DistrustIntents() {
   std::vector<std::pair<store::Submission*, std::optional<store::Event>>> unsure;
-  for (auto& [key, s] : active_) {
+  for (store::Submission& s : active_) {
     if (s.phase != Phase::kIntent) continue;
     s.phase = Phase::kSubmitting;
     // the last engine's POSTs all left before this one started
     s.submit_sent_at = Now();
     unsure.emplace_back(
-        &s, store::Event{0, key, 0, "submitting",
+        &s, store::Event{0, s.key, 0, "submitting",
                          "the last slurmfleet stopped without a clean shutdown, and it may have "
                          "sent this before its mark reached the disk: looking for the job by its "
                          "tag before sending it again"});
@@ -297,17 +297,14 @@ void Engine::Take(store::Submission s, std::map<std::string, Sent>& sent_now) {
   if (auto sent = sent_now.find(s.key); sent != sent_now.end() && s.phase == Phase::kSubmitting) {
     sent_.insert_or_assign(s.key, std::move(sent->second));
   }
-  auto known = active_.find(s.key);
+  const store::Submission* known = active_.Find(s.key);
   // a handover can come after a newer copy was read back (a cancel request raced it)
-  if (known != active_.end() && known->second.version > s.version) return;
+  if (known && known->version > s.version) return;
   if (store::IsTerminal(s.phase)) {
     requests_.erase(s.key);
-    if (known != active_.end()) active_.erase(known);
-  } else if (known != active_.end()) {
-    known->second = std::move(s);
+    active_.Erase(s.key);
   } else {
-    std::string key = s.key;
-    active_.emplace(std::move(key), std::move(s));
+    active_.Put(std::move(s));
   }
 }
 
@@ -353,13 +350,13 @@ bool Engine::NeedFullList(int64_t now) const {
     // A full list holds slurmctld's job lock while it renders every job; taken just after one of
     // our submits, it can push that job's start to a later scheduling pass. The periodic list
     // waits while a job of ours is that young, for at most pending_check_interval.
-    const bool starting = std::any_of(active_.begin(), active_.end(), [&](const auto& entry) {
-      const store::Submission& s = entry.second;
-      return s.phase == Phase::kPending && now - s.submit_sent_at < pending_interval;
-    });
+    const bool starting =
+        std::any_of(active_.begin(), active_.end(), [&](const store::Submission& s) {
+          return s.phase == Phase::kPending && now - s.submit_sent_at < pending_interval;
+        });
     if (!starting || since >= periodic + pending_interval) return true;
   }
-  for (const auto& [key, s] : active_) {
+  for (const store::Submission& s : active_) {
     if (s.phase == Phase::kSubmitting) return true;  // only the full list shows tags
   }
   // A few jobs' details come one by one, cheaper than every job in the cluster. Many changed
@@ -427,7 +424,7 @@ void Engine::FullTrack(PassStats& stats, int64_t poll_started) {
   // Only our instance's tagged jobs and the jobs we track are read whole: on a cluster in use most
   // jobs are other users', and each is read only up to its id and comment.
   slurm::JobFilter ours{TagPrefix(options_.instance), {}};
-  for (const auto& [key, s] : active_) {
+  for (const store::Submission& s : active_) {
     if (s.job_id) ours.ids.push_back(*s.job_id);
   }
   std::sort(ours.ids.begin(), ours.ids.end());
@@ -448,7 +445,7 @@ void Engine::FullTrack(PassStats& stats, int64_t poll_started) {
 
 void Engine::LightTrack(PassStats& stats) {
   std::vector<uint32_t> ids;
-  for (const auto& [key, s] : active_) {
+  for (const store::Submission& s : active_) {
     if (s.job_id) ids.push_back(*s.job_id);
   }
   if (ids.empty()) return;
@@ -474,7 +471,7 @@ void Engine::LightTrack(PassStats& stats) {
   // the change: an end at once; a start a moment later, because slurmctld is busy launching its
   // steps. A vanished job takes the full list, whose absence proves it lost after a grace.
   const int64_t now = Now();
-  for (const auto& [key, s] : active_) {
+  for (const store::Submission& s : active_) {
     // not asked: submitted during the request
     if (!s.job_id || !std::binary_search(asked.begin(), asked.end(), *s.job_id)) continue;
     auto it = std::lower_bound(states->begin(), states->end(), slurm::JobStateEntry{*s.job_id, {}},
@@ -500,7 +497,7 @@ std::vector<uint32_t> Engine::DueDetails(int64_t now, bool pending_too) const {
   // a pending job's reason may say it can never start; one submitted moments ago has none worth
   // asking for yet, and slurmctld is busy starting it
   const int64_t pending = static_cast<int64_t>(options_.pending_check_interval.count());
-  for (const auto& [key, s] : active_) {
+  for (const store::Submission& s : active_) {
     if (s.phase != Phase::kPending || !s.job_id || details_due_.contains(*s.job_id)) continue;
     if (now - s.submit_sent_at >= pending && now - s.last_seen_at >= pending) {
       ids.push_back(*s.job_id);
@@ -516,7 +513,7 @@ void Engine::FetchDetails(PassStats& stats) {
   if (ids.empty() || ids.size() > options_.max_detail_requests) return;  // the full list's work
   std::vector<slurm::JobRef> refs;
   for (uint32_t id : ids) refs.push_back({id, ""});
-  for (const auto& [key, s] : active_) {
+  for (const store::Submission& s : active_) {
     for (slurm::JobRef& ref : refs) {
       if (s.job_id == ref.id) ref.sluid = s.sluid;
     }
@@ -540,7 +537,7 @@ void Engine::FetchDetails(PassStats& stats) {
       continue;
     }
     bool tracked = false;
-    for (auto& [key, s] : active_) {
+    for (store::Submission& s : active_) {
       if (s.job_id == refs[i].id && !answers[i]->empty()) {
         Observe(s, answers[i]->front(), now, seen, stats);
         tracked = true;
@@ -590,12 +587,12 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
   // Every change of this pass is written in one transaction: after a full list, thousands of
   // jobs may have changed at once.
   Observations seen;
-  for (auto& [key, s] : active_) {
+  for (store::Submission& s : active_) {
     if (s.phase == Phase::kSubmitting) {
       // Its job is the first live one with its tag, else the first: a copy that ended (a POST
       // thought lost that landed, then failed) must not decide the outcome while another runs.
       // Any other live job with the tag is a duplicate for CollectOrphans.
-      const auto same_key = std::ranges::equal_range(tagged_, key, {}, &TaggedJob::key);
+      const auto same_key = std::ranges::equal_range(tagged_, s.key, {}, &TaggedJob::key);
       auto found = std::ranges::find_if(same_key, [](const TaggedJob& t) { return Live(t.state); });
       if (found == same_key.end()) found = same_key.begin();
       if (found != same_key.end()) {
@@ -704,7 +701,7 @@ void Engine::Commit(Observations& seen) {
 void Engine::CancelRequested(PassStats& stats) {
   std::vector<std::string> keys;
   std::vector<slurm::JobRef> refs;
-  for (auto& [key, s] : active_) {
+  for (store::Submission& s : active_) {
     if (!s.cancel_requested || store::IsTerminal(s.phase)) continue;
     if (s.phase == Phase::kIntent) {
       s.phase = Phase::kCancelled;
@@ -714,9 +711,9 @@ void Engine::CancelRequested(PassStats& stats) {
     }
     if (!s.job_id) continue;  // kSubmitting: cancel once the job is found or proven absent
     if (s.phase == Phase::kCompleting) continue;
-    auto sent = cancel_sent_at_.find(key);
+    auto sent = cancel_sent_at_.find(s.key);
     if (sent != cancel_sent_at_.end() && Now() - sent->second < 30) continue;
-    keys.push_back(key);
+    keys.push_back(s.key);
     refs.push_back({*s.job_id, s.sluid});
   }
   if (keys.empty()) return;
@@ -729,9 +726,9 @@ void Engine::CancelRequested(PassStats& stats) {
     return out;
   });
   for (size_t i = 0; i < keys.size(); ++i) {
-    auto found = active_.find(keys[i]);
-    if (found == active_.end()) continue;
-    store::Submission& s = found->second;
+    store::Submission* found = active_.Find(keys[i]);
+    if (!found) continue;
+    store::Submission& s = *found;
     if (results[i]) {
       cancel_sent_at_[s.key] = Now();
       ++stats.cancelled;
@@ -746,9 +743,9 @@ void Engine::CancelRequested(PassStats& stats) {
 void Engine::RecordSentNow(PassStats& stats) {
   std::vector<std::pair<store::Submission*, std::optional<store::Event>>> outcomes;
   for (auto& [key, sent] : sent_) {
-    auto found = active_.find(key);
-    if (found == active_.end() || found->second.phase != Phase::kSubmitting) continue;
-    store::Submission& s = found->second;
+    store::Submission* found = active_.Find(key);
+    if (!found || found->phase != Phase::kSubmitting) continue;
+    store::Submission& s = *found;
     s.submit_sent_at = sent.at;
     outcomes.emplace_back(&s, Outcome(s, sent.result, stats));
   }
@@ -773,7 +770,7 @@ void Engine::SubmitIntents(PassStats& stats) {
   };
   std::vector<Outgoing> batch;
   std::vector<slurm::JobRequest> requests;  // batch[i]'s
-  for (auto& [key, s] : active_) {
+  for (store::Submission& s : active_) {
     if (batch.size() >= options_.max_submits_per_pass) break;
     if (s.phase != Phase::kIntent || s.cancel_requested) continue;
     Result<slurm::JobRequest> request = RequestOf(s);
@@ -948,11 +945,11 @@ void Engine::CollectOrphans(PassStats& stats, int64_t poll_started) {
   for (const TaggedJob& job : tagged_) {
     const std::string& key = job.key;
     if (!Live(job.state) || orphans_cancelled_.contains(job.job_id)) continue;
-    while (live != active_.end() && live->first < key) ++live;
+    while (live != active_.end() && live->key < key) ++live;
     // A live submission's own job is never an orphan; another job with its tag is a duplicate
     // (a POST that landed after its absence was proven and it was sent again).
-    if (live != active_.end() && live->first == key &&
-        (!live->second.job_id || *live->second.job_id == job.job_id)) {
+    if (live != active_.end() && live->key == key &&
+        (!live->job_id || *live->job_id == job.job_id)) {
       continue;
     }
     if (!job.submit_time) continue;
@@ -981,16 +978,13 @@ void Engine::CollectOrphans(PassStats& stats, int64_t poll_started) {
 }
 
 void Engine::Retire() {
-  for (auto it = active_.begin(); it != active_.end();) {
-    if (store::IsTerminal(it->second.phase)) {
-      cancel_sent_at_.erase(it->first);
-      requests_.erase(it->first);
-      if (it->second.job_id) details_due_.erase(*it->second.job_id);
-      it = active_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  active_.EraseIf([this](const store::Submission& s) {
+    if (!store::IsTerminal(s.phase)) return false;
+    cancel_sent_at_.erase(s.key);
+    requests_.erase(s.key);
+    if (s.job_id) details_due_.erase(*s.job_id);
+    return true;
+  });
   active_count_ = active_.size();
 }
 
@@ -999,7 +993,7 @@ std::chrono::milliseconds Engine::NextInterval() const {
     std::lock_guard lock(inbox_mu_);
     if (HasNewWork()) return options_.fast_interval;
   }
-  for (const auto& [key, s] : active_) {
+  for (const store::Submission& s : active_) {
     if (NeedsAttention(s)) return options_.fast_interval;
   }
   return options_.slow_interval;

@@ -30,6 +30,7 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "fleet/active_submissions.h"
 #include "fleet/job_phase.h"
 #include "fleet/job_tag.h"
 #include "slurm/client.h"
@@ -222,7 +223,7 @@ class Engine {
   EngineOptions options_;
 
   // Owned by the engine thread.
-  std::map<std::string, store::Submission> active_;
+  ActiveSubmissions active_;
   std::optional<slurm::Seconds> cursor_;  // last_update of the last job list
   // What the last full list showed of a job carrying our tag: what adopting it or collecting it
   // as an orphan reads, not the whole record (a list can hold thousands of our jobs).
