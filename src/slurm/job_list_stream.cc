@@ -9,6 +9,8 @@
 #include <emmintrin.h>
 #endif
 
+#include "base/huge_pages.h"
+
 namespace slurmfleet::slurm {
 namespace {
 
@@ -243,6 +245,12 @@ std::string_view JobListStream::Scan(std::string_view bytes) {
   }
   Take(taken, end);
   return {};
+}
+
+void JobListStream::Reserve(size_t jobs) {
+  if (jobs <= jobs_.capacity()) return;
+  jobs_.reserve(jobs);
+  AdviseHugePages(jobs_.data(), jobs_.capacity() * sizeof(JobInfo));
 }
 
 bool JobListStream::EndJobFromMemo(uint64_t digest) {

@@ -38,8 +38,9 @@ class JobListStream final : public BodyStream {
   // Forgets what an earlier (failed) attempt wrote.
   void Reset();
   // Makes room for this many jobs at once: growing by doubling would move every decoded job
-  // each time, and hold the old and the new array together.
-  void Reserve(size_t jobs) { jobs_.reserve(jobs); }
+  // each time, and hold the old and the new array together. A large array is backed by huge
+  // pages where the system allows (base/huge_pages.h).
+  void Reserve(size_t jobs);
   void Write(std::string_view bytes) override;
   // After the last bytes: the answer, or kInternal naming where it is not what slurmrestd sends.
   Result<JobListAnswer> Finish();
