@@ -441,6 +441,7 @@ void Engine::FullTrack(PassStats& stats, int64_t poll_started) {
   full_list_wanted_ = false;
   Track(stats, *snapshot, poll_started);
   details_due_.clear();  // the list had every job's details
+  slurm_.Recycle(std::move(*snapshot));
 }
 
 void Engine::LightTrack(PassStats& stats) {

@@ -22,6 +22,8 @@ struct JobListAnswer {
   std::vector<JobInfo> jobs;
   size_t listed = 0;  // jobs in the answer, kept or not
   size_t parsed = 0;  // of those, the ones parsed (the others were known by their text)
+  // With a memo: each kept job's text digest, for JobListStream::Reuse; else empty.
+  std::vector<uint64_t> digests;
   std::optional<uint64_t> last_update;  // unset, infinite or absent: nullopt
   std::vector<SlurmMessage> errors;
   std::vector<SlurmMessage> warnings;

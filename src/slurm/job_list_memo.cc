@@ -88,9 +88,13 @@ std::string JobListMemo::Pack(const JobInfo& job) {
 
 JobInfo JobListMemo::Unpack(std::string_view packed) {
   JobInfo job;
+  UnpackInto(packed, job);
+  return job;
+}
+
+void JobListMemo::UnpackInto(std::string_view packed, JobInfo& job) {
   Reader reader(packed);
   Fields(job, [&reader](auto& field) { reader.Get(field); });
-  return job;
 }
 
 JobListMemo::JobListMemo() {

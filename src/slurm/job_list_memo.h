@@ -34,6 +34,8 @@ class JobListMemo {
 
   static std::string Pack(const JobInfo& job);
   static JobInfo Unpack(std::string_view packed);
+  // Unpack over an existing job: every field is set, and strings keep their capacity.
+  static void UnpackInto(std::string_view packed, JobInfo& job);
 
   JobListMemo();
 

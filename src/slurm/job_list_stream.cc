@@ -67,7 +67,7 @@ void JobListStream::Reset() {
   job_.clear();
   key_.clear();
   close_indent_.clear();
-  jobs_.clear();
+  kept_ = 0;
   jobs_read_ = 0;
   jobs_parsed_ = 0;
   error_.reset();
@@ -247,10 +247,39 @@ std::string_view JobListStream::Scan(std::string_view bytes) {
   return {};
 }
 
+void JobListStream::Reuse(std::vector<JobInfo> jobs, std::vector<uint64_t> digests) {
+  if (!memo_ || jobs.size() != digests.size()) return;
+  jobs_ = std::move(jobs);
+  digests_ = std::move(digests);
+}
+
 void JobListStream::Reserve(size_t jobs) {
   if (jobs <= jobs_.capacity()) return;
   jobs_.reserve(jobs);
+  digests_.reserve(jobs);
   AdviseHugePages(jobs_.data(), jobs_.capacity() * sizeof(JobInfo));
+}
+
+void JobListStream::KeepPacked(uint64_t digest, std::string_view packed) {
+  if (kept_ == jobs_.size()) {
+    jobs_.push_back(JobListMemo::Unpack(packed));
+    digests_.push_back(digest);
+  } else if (digests_[kept_] != digest) {
+    JobListMemo::UnpackInto(packed, jobs_[kept_]);
+    digests_[kept_] = digest;
+  }
+  ++kept_;
+}
+
+void JobListStream::KeepParsed(uint64_t digest, JobInfo&& job) {
+  if (kept_ == jobs_.size()) {
+    jobs_.push_back(std::move(job));
+    digests_.push_back(digest);
+  } else {
+    jobs_[kept_] = std::move(job);
+    digests_[kept_] = digest;
+  }
+  ++kept_;
 }
 
 bool JobListStream::EndJobFromMemo(uint64_t digest) {
@@ -259,7 +288,7 @@ bool JobListStream::EndJobFromMemo(uint64_t digest) {
   const bool wanted = known->always_wanted || Tracks(*keep_, known->job_id);
   if (wanted && known->packed_job.empty()) return false;  // left out last time: read it now
   ++jobs_read_;
-  if (wanted) jobs_.push_back(JobListMemo::Unpack(known->packed_job));
+  if (wanted) KeepPacked(digest, known->packed_job);
   return true;
 }
 
@@ -282,7 +311,7 @@ void JobListStream::EndJob() {
     memo_->Note(digest, {job.job_id, !decoded->decided_by_filter || Tagged(*keep_, job.comment),
                          decoded->whole ? JobListMemo::Pack(job) : std::string()});
   }
-  if (decoded->whole) jobs_.push_back(std::move(job));
+  if (decoded->whole) KeepParsed(digest, std::move(job));
 }
 
 void JobListStream::Malformed(std::string what) {
@@ -311,10 +340,15 @@ Result<JobListAnswer> JobListStream::FinishAnswer() {
   }
   Result<JobListAnswer> answer = DecodeJobList(dialect_, skeleton_);
   if (!answer) return answer;
+  jobs_.resize(kept_);
+  digests_.resize(kept_);
   answer->jobs = std::move(jobs_);
+  if (memo_) answer->digests = std::move(digests_);
   answer->listed = jobs_read_;
   answer->parsed = jobs_parsed_;
   jobs_.clear();
+  digests_.clear();
+  kept_ = 0;
   return answer;
 }
 

@@ -37,6 +37,11 @@ class JobListStream final : public BodyStream {
 
   // Forgets what an earlier (failed) attempt wrote.
   void Reset();
+  // Writes this list's kept jobs over `jobs`, an earlier answer's, which a stream with the same
+  // memo decoded (`digests` from that answer): a job sent again unchanged at the same place is
+  // left as it is, not even unpacked, and the other places keep their strings' capacity, so a
+  // list much like the last one makes few allocations. Call before the first Write.
+  void Reuse(std::vector<JobInfo> jobs, std::vector<uint64_t> digests);
   // Makes room for this many jobs at once: growing by doubling would move every decoded job
   // each time, and hold the old and the new array together. A large array is backed by huge
   // pages where the system allows (base/huge_pages.h).
@@ -61,6 +66,9 @@ class JobListStream final : public BodyStream {
   // Ends job_ by the memo's entry for its text; false when there is none, or it holds too
   // little (a job left out before and wanted now): then job_ is parsed.
   bool EndJobFromMemo(uint64_t digest);
+  // Puts the next kept job at its place, over what an earlier list or attempt left there.
+  void KeepPacked(uint64_t digest, std::string_view packed);
+  void KeepParsed(uint64_t digest, JobInfo&& job);
   void Malformed(std::string what);
   Result<JobListAnswer> FinishAnswer();
 
@@ -72,7 +80,11 @@ class JobListStream final : public BodyStream {
   std::string close_indent_;  // "\n" + the indentation of the job being received, when searched
   const JobFilter* keep_;
   JobListMemo* memo_;  // null without keep_
+  // jobs_[i] is what a job text of digest digests_[i] decodes to (with a memo; else digests are
+  // 0), for every i: the first kept_ are this list's, the rest an earlier list's or attempt's.
   std::vector<JobInfo> jobs_;
+  std::vector<uint64_t> digests_;
+  size_t kept_ = 0;
   size_t jobs_read_ = 0;  // kept or not: names the job in errors ("jobs[3]")
   size_t jobs_parsed_ = 0;
   std::optional<Error> error_;

@@ -72,6 +72,10 @@ Result<JobsSnapshot> LazyClient::JobsChangedSince(std::optional<Seconds> since,
                                                   const JobFilter& keep) {
   return OnConnected(*this, [&](RestClient& c) { return c.JobsChangedSince(since, keep); });
 }
+void LazyClient::Recycle(JobsSnapshot&& snapshot) {
+  std::lock_guard lock(mu_);
+  if (client_) client_->Recycle(std::move(snapshot));
+}
 Result<std::vector<JobStateEntry>> LazyClient::JobStates(const std::vector<uint32_t>& ids) {
   return OnConnected(*this, [&](RestClient& c) { return c.JobStates(ids); });
 }

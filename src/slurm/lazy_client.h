@@ -31,6 +31,7 @@ class LazyClient final : public Client {
   Result<JobsSnapshot> JobsChangedSince(std::optional<Seconds> since) override;
   Result<JobsSnapshot> JobsChangedSince(std::optional<Seconds> since,
                                         const JobFilter& keep) override;
+  void Recycle(JobsSnapshot&& snapshot) override;
   Result<std::vector<JobStateEntry>> JobStates(const std::vector<uint32_t>& ids) override;
   Result<std::vector<JobStateEntry>> AllJobStates() override;
   Result<std::vector<JobInfo>> ListJobs(std::string_view name_prefix) override;

@@ -216,12 +216,36 @@ Result<JobListAnswer> RestClient::CallJobList(const std::string& path, size_t ex
                                               const JobFilter* keep) {
   // decoded as it arrives: a full list is never held whole
   std::unique_lock memo_lock(list_memo_mu_, std::try_to_lock);
-  JobListStream stream(*dialect_, keep, memo_lock.owns_lock() ? &list_memo_ : nullptr);
+  const bool memo = keep && memo_lock.owns_lock();
+  JobListStream stream(*dialect_, keep, memo ? &list_memo_ : nullptr);
+  if (memo) {
+    handed_out_ = nullptr;
+    stream.Reuse(std::move(recycled_), std::move(recycled_digests_));
+    recycled_.clear();
+    recycled_digests_.clear();
+  }
   stream.Reserve(expected_jobs);
-  return GetDecoded<JobListAnswer>(path, &stream, [&stream](const std::string& body) {
-    if (!body.empty()) stream.Write(body);  // a transport that does not stream
-    return stream.Finish();
-  });
+  Result<JobListAnswer> answer =
+      GetDecoded<JobListAnswer>(path, &stream, [&stream](const std::string& body) {
+        if (!body.empty()) stream.Write(body);  // a transport that does not stream
+        return stream.Finish();
+      });
+  if (memo && answer) {
+    handed_out_ = answer->jobs.data();
+    handed_out_digests_ = std::move(answer->digests);
+  }
+  return answer;
+}
+
+void RestClient::Recycle(JobsSnapshot&& snapshot) {
+  std::lock_guard lock(list_memo_mu_);
+  if (!handed_out_ || snapshot.jobs.data() != handed_out_ ||
+      snapshot.jobs.size() != handed_out_digests_.size()) {
+    return;
+  }
+  recycled_ = std::move(snapshot.jobs);
+  recycled_digests_ = std::move(handed_out_digests_);
+  handed_out_ = nullptr;
 }
 
 Result<PingReport> RestClient::Ping() {

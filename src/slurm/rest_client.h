@@ -65,6 +65,7 @@ class RestClient final : public Client {
   Result<JobsSnapshot> JobsChangedSince(std::optional<Seconds> since) override;
   Result<JobsSnapshot> JobsChangedSince(std::optional<Seconds> since,
                                         const JobFilter& keep) override;
+  void Recycle(JobsSnapshot&& snapshot) override;
   Result<std::vector<JobStateEntry>> JobStates(const std::vector<uint32_t>& ids) override;
   Result<std::vector<JobStateEntry>> AllJobStates() override;
   Result<std::vector<JobInfo>> ListJobs(std::string_view name_prefix) override;
@@ -123,6 +124,12 @@ class RestClient final : public Client {
   // finds it in use by another is decoded without it.
   std::mutex list_memo_mu_;
   JobListMemo list_memo_;
+  // Guarded by list_memo_mu_. The last filtered list's jobs as handed out (their array, and
+  // their texts' digests), and those given back, for the next list to write over.
+  const JobInfo* handed_out_ = nullptr;
+  std::vector<uint64_t> handed_out_digests_;
+  std::vector<JobInfo> recycled_;
+  std::vector<uint64_t> recycled_digests_;
 };
 
 }  // namespace slurmfleet::slurm

@@ -322,6 +322,81 @@ TEST(JobListStreamTest, AListWithoutAFilterDoesNotUseTheMemo) {
   EXPECT_EQ(memo.size(), 0u);
 }
 
+// `text` decoded with `memo`, written over `earlier` (an answer of the same memo).
+Result<JobListAnswer> StreamOver(JobListAnswer earlier, std::string_view text, size_t piece,
+                                 const JobFilter& keep, JobListMemo& memo) {
+  JobListStream stream(V45(), &keep, &memo);
+  stream.Reuse(std::move(earlier.jobs), std::move(earlier.digests));
+  for (size_t at = 0; at < text.size(); at += piece) stream.Write(text.substr(at, piece));
+  return stream.Finish();
+}
+
+TEST(JobListStreamTest, AListWrittenOverAnEarlierOneDecodesAsIfFresh) {
+  // Jobs changed, gone, new, moved, and wanted by id only now, in every kind of next list: what
+  // is left of the earlier list at each place must never show through.
+  const JobFilter keep{"slurmfleet:a:", {5}};
+  const std::vector<ListedJob> first = {
+      {1, "slurmfleet:a:k1"}, {2, "someone else's"},    {3, "slurmfleet:a:k3", "RUNNING", "None"},
+      {4, "slurmfleet:a:k4"}, {5, "an edited comment"}, {6, "slurmfleet:a:k6"}};
+  std::vector<std::vector<ListedJob>> lists = {first};
+  std::vector<ListedJob> next = first;
+  next[0].reason = "Priority";   // changed in place
+  next.erase(next.begin() + 2);  // the rest moves up a place
+  next.push_back({7, "slurmfleet:a:k7"});
+  lists.push_back(next);
+  lists.push_back({first[5], first[3], first[0]});  // another order, fewer jobs
+  lists.push_back(first);                           // more jobs than the last list kept
+  lists.push_back({});
+  lists.push_back(first);
+  for (size_t piece : {size_t{1}, size_t{4096}}) {
+    JobListMemo memo, fresh_memo;
+    JobListAnswer last;
+    for (size_t i = 0; i < lists.size(); ++i) {
+      const std::string text = PrettyList(lists[i]);
+      Result<JobListAnswer> fresh = Stream(V45(), text, 4096, &keep, &fresh_memo);
+      Result<JobListAnswer> over = StreamOver(std::move(last), text, piece, keep, memo);
+      ASSERT_TRUE(fresh && over) << "list " << i;
+      EXPECT_EQ(over->jobs, fresh->jobs) << "list " << i << ", pieces of " << piece;
+      EXPECT_EQ(over->parsed, fresh->parsed) << "list " << i;
+      EXPECT_EQ(over->digests.size(), over->jobs.size());
+      last = std::move(*over);
+    }
+  }
+}
+
+TEST(JobListStreamTest, AJobSentAgainAtItsPlaceIsLeftAsItWas) {
+  const JobFilter keep{"slurmfleet:a:", {}};
+  std::vector<ListedJob> jobs = {{1, "slurmfleet:a:k1"}, {2, "slurmfleet:a:k2"}};
+  JobListMemo memo;
+  Result<JobListAnswer> first = Stream(V45(), PrettyList(jobs), 4096, &keep, &memo);
+  ASSERT_TRUE(first);
+  const JobInfo* array = first->jobs.data();
+  // marks that unpacking or parsing a job would overwrite (a caller must never do this)
+  first->jobs[0].batch_host = "left as it was";
+  first->jobs[1].batch_host = "left as it was";
+  jobs[1].reason = "Priority";
+  Result<JobListAnswer> second = StreamOver(std::move(*first), PrettyList(jobs), 4096, keep, memo);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->jobs.data(), array) << "the array is written over";
+  EXPECT_EQ(second->jobs[0].batch_host, "left as it was") << "job 1 was not even unpacked";
+  EXPECT_EQ(second->jobs[1].batch_host, "") << "job 2 was parsed anew";
+  EXPECT_EQ(second->jobs[1].state_reason, "Priority");
+}
+
+TEST(JobListStreamTest, JobsToWriteOverAreIgnoredWithoutAMemo) {
+  // the digests mean nothing without the memo that made them
+  JobListAnswer earlier;
+  earlier.jobs.emplace_back().comment = "stale";
+  earlier.digests.push_back(0);
+  JobListStream stream(V45());
+  stream.Reuse(std::move(earlier.jobs), std::move(earlier.digests));
+  stream.Write(PrettyList({{1, "slurmfleet:a:k1"}}));
+  Result<JobListAnswer> got = stream.Finish();
+  ASSERT_TRUE(got);
+  ASSERT_EQ(Ids(got->jobs), (std::vector<uint32_t>{1}));
+  EXPECT_TRUE(got->digests.empty());
+}
+
 TEST(JobListStreamTest, ResetForgetsAnEarlierAttempt) {
   JobListStream stream(V45());
   stream.Write(R"({"jobs": [{"job_id": 1, "job_state": ["PENDING"]}, {"job_id": 2, "na)");

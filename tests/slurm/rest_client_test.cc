@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "slurm/curl_transport.h"
 #include "slurm/fake_transport.h"
 
@@ -253,6 +255,34 @@ TEST_P(RestClientTest, DecodesEveryJobOfARecordedFullList) {
     EXPECT_EQ(snapshot->jobs[i].name, full["jobs"][i]["name"].get<std::string>()) << i;
     EXPECT_EQ(snapshot->jobs[i].user_name, full["jobs"][i]["user_name"].get<std::string>()) << i;
   }
+}
+
+TEST_P(RestClientTest, TheNextFilteredListIsWrittenOverTheOneGivenBack) {
+  transport_.On("GET " + P("/jobs/"), Recorded(v(), "jobs"));
+  std::unique_ptr<RestClient> client = Make();
+  Result<JobsSnapshot> all = client->JobsChangedSince(std::nullopt);
+  ASSERT_TRUE(all) << all.error().ToString();
+  JobFilter every_job{"slurmfleet:rec:", {}};
+  for (const JobInfo& job : all->jobs) every_job.ids.push_back(job.job_id);
+  std::sort(every_job.ids.begin(), every_job.ids.end());
+  Result<JobsSnapshot> first = client->JobsChangedSince(std::nullopt, every_job);
+  ASSERT_TRUE(first) << first.error().ToString();
+  const std::vector<JobInfo> jobs = first->jobs;
+  ASSERT_EQ(jobs, all->jobs);
+  const JobInfo* array = first->jobs.data();
+  client->Recycle(std::move(*first));
+  Result<JobsSnapshot> second = client->JobsChangedSince(std::nullopt, every_job);
+  ASSERT_TRUE(second) << second.error().ToString();
+  EXPECT_EQ(second->jobs.data(), array);
+  EXPECT_EQ(second->jobs, jobs);
+
+  // a snapshot it did not hand out (here a copy) is only freed
+  JobsSnapshot copy = *second;
+  copy.jobs[0].comment = "not what the text says";
+  client->Recycle(std::move(copy));
+  Result<JobsSnapshot> third = client->JobsChangedSince(std::nullopt, every_job);
+  ASSERT_TRUE(third) << third.error().ToString();
+  EXPECT_EQ(third->jobs, jobs);
 }
 
 TEST_P(RestClientTest, ListFiltersByNamePrefix) {
