@@ -554,27 +554,37 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
   std::vector<std::pair<uint32_t, const slurm::JobInfo*>> by_id;
   if (snapshot.changed) {
     // Our tagged jobs by key, a key's jobs in list order: (key, place in the list) pairs are
-    // sorted, and each record is then built once, in place, in a vector that keeps its capacity.
-    std::vector<std::pair<std::string, size_t>> keyed;
+    // sorted, and each record is then written once, over the last list's records, whose strings
+    // keep their capacity: no allocation per job when the jobs are much as they were.
+    std::vector<std::pair<std::string_view, size_t>> keyed;
     known_ids_.clear();
     by_id.reserve(snapshot.jobs.size());
     for (size_t i = 0; i < snapshot.jobs.size(); ++i) {
       const slurm::JobInfo& job = snapshot.jobs[i];
       by_id.emplace_back(job.job_id, &job);
-      std::optional<JobTag> tag = ParseTag(job.comment);
-      if (tag && tag->instance == options_.instance) keyed.emplace_back(std::move(tag->key), i);
+      std::optional<JobTagView> tag = ParseTagView(job.comment);
+      if (tag && tag->instance == options_.instance) keyed.emplace_back(tag->key, i);
     }
     std::sort(keyed.begin(), keyed.end());
-    tagged_.clear();
-    tagged_.reserve(keyed.size());
-    for (auto& [key, i] : keyed) {
-      const slurm::JobInfo& job = snapshot.jobs[i];
+    tagged_.resize(keyed.size());
+    for (size_t n = 0; n < keyed.size(); ++n) {
+      const slurm::JobInfo& job = snapshot.jobs[keyed[n].second];
+      TaggedJob& t = tagged_[n];
+      t.key.assign(keyed[n].first);
+      t.job_id = job.job_id;
+      t.sluid = job.sluid;
       // a known state is read from its base and flags alone: no copy of the names it came from
-      slurm::JobState state{job.state.base, job.state.flags, {}};
-      if (state.base == slurm::BaseState::kUnknown) state.raw = job.state.raw;
-      tagged_.push_back(TaggedJob{std::move(key), job.job_id, job.sluid, std::move(state),
-                                  job.state_reason, job.state_description, job.nodes,
-                                  job.submit_time});
+      t.state.base = job.state.base;
+      t.state.flags = job.state.flags;
+      if (t.state.base == slurm::BaseState::kUnknown) {
+        t.state.raw = job.state.raw;
+      } else {
+        t.state.raw.clear();
+      }
+      t.state_reason = job.state_reason;
+      t.state_description = job.state_description;
+      t.nodes = job.nodes;
+      t.submit_time = job.submit_time;
     }
     std::sort(by_id.begin(), by_id.end());
     known_ids_.reserve(by_id.size());

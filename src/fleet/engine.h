@@ -227,6 +227,8 @@ class Engine {
   std::optional<slurm::Seconds> cursor_;  // last_update of the last job list
   // What the last full list showed of a job carrying our tag: what adopting it or collecting it
   // as an orphan reads, not the whole record (a list can hold thousands of our jobs).
+  // Track writes a list's records field by field over the last list's: a field added here must be
+  // written there too.
   struct TaggedJob {
     std::string key;  // the submission key its tag carries
     uint32_t job_id = 0;

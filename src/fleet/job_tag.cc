@@ -42,13 +42,19 @@ std::string TagComment(const JobTag& tag, std::string_view user_comment) {
 }
 
 std::optional<JobTag> ParseTag(std::string_view comment) {
+  std::optional<JobTagView> tag = ParseTagView(comment);
+  if (!tag) return std::nullopt;
+  return JobTag{std::string(tag->instance), std::string(tag->key)};
+}
+
+std::optional<JobTagView> ParseTagView(std::string_view comment) {
   if (!comment.starts_with(kPrefix)) return std::nullopt;
   comment.remove_prefix(kPrefix.size());
   size_t end = comment.find(' ');
   std::string_view tag = comment.substr(0, end);
   size_t colon = tag.find(':');
   if (colon == std::string_view::npos) return std::nullopt;
-  JobTag out{std::string(tag.substr(0, colon)), std::string(tag.substr(colon + 1))};
+  JobTagView out{tag.substr(0, colon), tag.substr(colon + 1)};
   if (!ValidPart(out.instance) || !ValidPart(out.key)) return std::nullopt;
   return out;
 }

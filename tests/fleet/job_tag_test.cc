@@ -24,6 +24,16 @@ TEST(JobTagTest, RejectsWhatIsNotOurs) {
   EXPECT_EQ(ParseTag("xslurmfleet:prod:key"), std::nullopt);
 }
 
+TEST(JobTagTest, AViewPointsIntoTheComment) {
+  const std::string comment = "slurmfleet:prod:sf-0123abcd nightly build";
+  std::optional<JobTagView> tag = ParseTagView(comment);
+  ASSERT_TRUE(tag);
+  EXPECT_EQ(tag->instance, "prod");
+  EXPECT_EQ(tag->key, "sf-0123abcd");
+  EXPECT_EQ(tag->key.data(), comment.data() + 16);
+  EXPECT_FALSE(ParseTagView("slurmfleet:pr$d:key"));
+}
+
 TEST(JobTagTest, ValidatesParts) {
   EXPECT_TRUE(ValidateTagPart("instance", "prod-1.a_b"));
   auto bad = ValidateTagPart("submission key", "a b");
