@@ -73,8 +73,12 @@ Result<JobsSnapshot> LazyClient::JobsChangedSince(std::optional<Seconds> since,
   return OnConnected(*this, [&](RestClient& c) { return c.JobsChangedSince(since, keep); });
 }
 void LazyClient::Recycle(JobsSnapshot&& snapshot) {
-  std::lock_guard lock(mu_);
-  if (client_) client_->Recycle(std::move(snapshot));
+  RestClient* client = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    client = client_.get();  // never replaced once set
+  }
+  if (client) client->Recycle(std::move(snapshot));
 }
 Result<std::vector<JobStateEntry>> LazyClient::JobStates(const std::vector<uint32_t>& ids) {
   return OnConnected(*this, [&](RestClient& c) { return c.JobStates(ids); });

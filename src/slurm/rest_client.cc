@@ -238,8 +238,10 @@ Result<JobListAnswer> RestClient::CallJobList(const std::string& path, size_t ex
 }
 
 void RestClient::Recycle(JobsSnapshot&& snapshot) {
-  std::lock_guard lock(list_memo_mu_);
-  if (!handed_out_ || snapshot.jobs.data() != handed_out_ ||
+  // a list being read holds the lock for as long as it takes (seconds on a big cluster): the
+  // snapshot is freed instead of waiting for it
+  std::unique_lock lock(list_memo_mu_, std::try_to_lock);
+  if (!lock.owns_lock() || !handed_out_ || snapshot.jobs.data() != handed_out_ ||
       snapshot.jobs.size() != handed_out_digests_.size()) {
     return;
   }
