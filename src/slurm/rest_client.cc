@@ -221,8 +221,6 @@ Result<JobListAnswer> RestClient::CallJobList(const std::string& path, size_t ex
   if (memo) {
     handed_out_ = nullptr;
     stream.Reuse(std::move(recycled_), std::move(recycled_digests_));
-    recycled_.clear();
-    recycled_digests_.clear();
   }
   stream.Reserve(expected_jobs);
   Result<JobListAnswer> answer =
