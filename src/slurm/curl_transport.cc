@@ -1,6 +1,7 @@
 #include "slurm/curl_transport.h"
 
 #include <curl/curl.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 
@@ -18,12 +19,39 @@ constexpr size_t kBodySlack = 64;
 // 16 KB, 66-70 ms with this).
 constexpr long kStreamBufferSize = 512L * 1024;
 
+// How much of a streamed answer must wait in the socket before libcurl's poll wakes: slurmrestd
+// sends faster than a wake-up (a context switch) per loopback segment is worth.
+constexpr int kStreamLowWater = 256 * 1024;
+
 struct BodySink {
   CURL* curl = nullptr;
   std::string* body = nullptr;
   BodyStream* stream = nullptr;  // for a 2xx answer, when the request has one
   bool started = false;
+  // A streamed answer's TCP socket (it gets a connection of its own), what is left of its
+  // announced length (-1: unknown), and the socket's SO_RCVLOWAT as this transfer last set it.
+  curl_socket_t socket = CURL_SOCKET_BAD;
+  curl_off_t remaining = -1;
+  int low_water = 1;
 };
+
+// A new TCP socket of a streamed request: noted for its low-water mark.
+int NoteStreamSocket(void* out, curl_socket_t socket, curlsocktype purpose) {
+  if (purpose == CURLSOCKTYPE_IPCXN) static_cast<BodySink*>(out)->socket = socket;
+  return CURL_SOCKOPT_OK;
+}
+
+// Sets the socket's low-water mark to what is left of the answer, capped: never more than will
+// come (poll would wait for bytes that never arrive), and back to 1 (Linux's default) at its
+// end, so the connection, when reused, wakes on the next answer's first byte.
+void SetLowWater(BodySink& sink) {
+  const int wanted =
+      static_cast<int>(std::clamp<curl_off_t>(sink.remaining, 1, curl_off_t{kStreamLowWater}));
+  if (wanted != sink.low_water &&
+      setsockopt(sink.socket, SOL_SOCKET, SO_RCVLOWAT, &wanted, sizeof wanted) == 0) {
+    sink.low_water = wanted;
+  }
+}
 
 // A 2xx answer goes to the request's stream when it has one. Otherwise a big body's announced
 // length is reserved at once, so it is neither grown by doubling (each step a copy, with old and
@@ -35,8 +63,18 @@ size_t AppendBody(char* data, size_t size, size_t n, void* out) {
     long status = 0;
     curl_easy_getinfo(sink->curl, CURLINFO_RESPONSE_CODE, &status);
     if (status < 200 || status >= 300) sink->stream = nullptr;
+    curl_off_t length = -1;
+    if (sink->stream && sink->socket != CURL_SOCKET_BAD &&
+        curl_easy_getinfo(sink->curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK &&
+        length > 0) {
+      sink->remaining = length;
+    }
   }
   if (sink->stream) {
+    if (sink->remaining >= 0) {
+      sink->remaining -= std::min<curl_off_t>(sink->remaining, static_cast<curl_off_t>(size * n));
+      SetLowWater(*sink);
+    }
     sink->stream->Write(std::string_view(data, size * n));
     return size * n;
   }
@@ -132,11 +170,19 @@ bool CurlTransport::Prepare(const HttpRequest& request, Transfer& t) {
   t.sink = BodySink{curl, &t.response.body, request.stream};
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, AppendBody);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &t.sink);
-  if (request.stream) curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, kStreamBufferSize);
+  if (request.stream) {
+    curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, kStreamBufferSize);
+    if (socket_path_.empty()) {
+      curl_easy_setopt(curl, CURLOPT_SOCKOPTFUNCTION, NoteStreamSocket);
+      curl_easy_setopt(curl, CURLOPT_SOCKOPTDATA, &t.sink);
+    }
+  }
   curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
   // libcurl silently sends a request again when a reused connection turns out dead; for a POST
-  // that could make a second job, so a POST always gets a connection of its own.
-  curl_easy_setopt(curl, CURLOPT_FRESH_CONNECT, request.method == "POST" ? 1L : 0L);
+  // that could make a second job, so a POST always gets a connection of its own. So does a
+  // streamed answer over TCP, so that its socket is known (NoteStreamSocket).
+  const bool fresh = request.method == "POST" || (request.stream && socket_path_.empty());
+  curl_easy_setopt(curl, CURLOPT_FRESH_CONNECT, fresh ? 1L : 0L);
   if (!request.body.empty() || request.method == "POST") {
     curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.c_str());
     curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(request.body.size()));

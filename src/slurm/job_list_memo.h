@@ -65,8 +65,8 @@ class JobListMemo {
     bool recalled = false;  // moved into next_
   };
 
-  // Makes last_ the entries and indexes them.
-  void Keep(std::vector<Slot> entries);
+  // Indexes last_ (and marks each slot not recalled).
+  void Index();
   // The place in last_ of the slot with this digest, or last_.size().
   size_t Find(uint64_t digest) const;
 

@@ -65,6 +65,7 @@ JobListStream::JobListStream(const Dialect& dialect, const JobFilter* keep, JobL
 void JobListStream::Reset() {
   skeleton_.clear();
   job_.clear();
+  job_start_ = nullptr;
   key_.clear();
   close_indent_.clear();
   kept_ = 0;
@@ -118,16 +119,26 @@ std::string_view JobListStream::SearchJobEnd(std::string_view bytes) {
     const size_t brace = NextClosingBrace(bytes, from, close_indent_.size());
     if (brace == bytes.size()) break;
     if (ClosingLineEndsAt(bytes, brace)) {
-      job_.append(bytes.data(), brace + 1);
       close_indent_.clear();
       --depth_;
-      EndJob();
+      if (job_start_) {
+        EndJob(std::string_view(job_start_, bytes.data() + brace + 1));
+        job_start_ = nullptr;
+      } else {
+        job_.append(bytes.data(), brace + 1);
+        EndJob(job_);
+      }
       part_ = Part::kJobsArray;
       return bytes.substr(brace + 1);
     }
     from = brace + 1;
   }
-  job_.append(bytes);
+  if (job_start_) {
+    job_.assign(job_start_, bytes.data() + bytes.size());
+    job_start_ = nullptr;
+  } else {
+    job_.append(bytes);
+  }
   // No job is this large: the layout is not what it looked like, so the byte scan takes over.
   if (job_.size() > kMaxSearchedJob) ScanJobAfresh();
   return {};
@@ -209,7 +220,7 @@ std::string_view JobListStream::Scan(std::string_view bytes) {
           if (line > bytes.data() && line[-1] == '\n' && p + 1 < end && p[1] == '\n') {
             close_indent_.assign("\n").append(line, p);
             ++depth_;
-            job_.append(1, '{');
+            job_start_ = p;
             return std::string_view(p + 1, end - (p + 1));
           }
         }
@@ -236,7 +247,7 @@ std::string_view JobListStream::Scan(std::string_view bytes) {
         if (part_ == Part::kJob && depth_ == 2) {
           Take(taken, p);
           taken = p;
-          EndJob();
+          EndJob(job_);
           if (error_) return {};
           part_ = Part::kJobsArray;
         }
@@ -292,12 +303,13 @@ bool JobListStream::EndJobFromMemo(uint64_t digest) {
   return true;
 }
 
-void JobListStream::EndJob() {
-  const uint64_t digest = memo_ ? memo_->Digest(job_) : 0;
+void JobListStream::EndJob(std::string_view text) {
+  const uint64_t digest = memo_ ? memo_->Digest(text) : 0;
   if (memo_ && EndJobFromMemo(digest)) {
     job_.clear();
     return;
   }
+  if (text.data() != job_.data()) job_.assign(text);  // the decoder wants its own, padded copy
   ++jobs_parsed_;
   Result<DecodedJob> decoded =
       decoder_.Decode(job_, "jobs[" + std::to_string(jobs_read_++) + "]", keep_);

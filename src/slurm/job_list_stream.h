@@ -62,7 +62,8 @@ class JobListStream final : public BodyStream {
   // The job's closing line did not come: scans what was received of it byte by byte.
   void ScanJobAfresh();
   void Take(const char* from, const char* to);  // bytes [from, to) of part_
-  void EndJob();
+  // Ends the job whose whole text is `text`: job_, or a view into the piece being written.
+  void EndJob(std::string_view text);
   // Ends job_ by the memo's entry for its text; false when there is none, or it holds too
   // little (a job left out before and wanted now): then job_ is parsed.
   bool EndJobFromMemo(uint64_t digest);
@@ -74,8 +75,11 @@ class JobListStream final : public BodyStream {
 
   const Dialect& dialect_;
   JobDecoder decoder_;
-  std::string skeleton_;      // the answer without the jobs' objects
-  std::string job_;           // the job object being received
+  std::string skeleton_;  // the answer without the jobs' objects
+  std::string job_;       // the job object being received
+  // While the job being received began in the piece being written (and job_ is empty): where.
+  // Such a job that also ends in that piece is never copied, unless it is parsed.
+  const char* job_start_ = nullptr;
   std::string key_;           // the last string at depth 1: the key of the value that follows
   std::string close_indent_;  // "\n" + the indentation of the job being received, when searched
   const JobFilter* keep_;

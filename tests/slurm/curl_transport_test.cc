@@ -197,5 +197,50 @@ TEST(CurlTransportTest, SendReportsWhenTheRequestLeft) {
   EXPECT_LE(r->sent_at, std::chrono::steady_clock::now() - 40ms);  // before the 50 ms pause
 }
 
+// n bytes, not all alike, so a piece lost or repeated shows.
+std::string Bytes(size_t n) {
+  std::string body(n, 'x');
+  for (size_t i = 0; i < n; i += 4099) body[i] = static_cast<char>('a' + i % 26);
+  return body;
+}
+
+// Collects a streamed answer as it arrives.
+class Collected final : public BodyStream {
+ public:
+  void Write(std::string_view bytes) override { text.append(bytes); }
+  std::string text;
+};
+
+// A streamed answer over TCP makes its socket wait for up to 256 KB before waking: whatever the
+// answer's length, its last bytes must still wake it (a mark set too high would hold them until
+// the timeout), and a connection kept after it must wake for a small answer's first byte.
+TEST(CurlTransportTest, AStreamedAnswerOfAnyLengthArrivesWholeAndItsConnectionServesTheNext) {
+  httplib::Server server;
+  server.Get(R"(/bytes/(\d+))", [](const httplib::Request& req, httplib::Response& res) {
+    res.set_content(Bytes(std::stoul(req.matches[1])), "application/json");
+  });
+  server.set_keep_alive_timeout(60);
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread thread([&] { server.listen_after_bind(); });
+  while (!server.is_running()) std::this_thread::sleep_for(1ms);
+  auto transport = Make("http://127.0.0.1:" + std::to_string(port));
+  const size_t mark = 256 * 1024;
+  for (size_t n :
+       {size_t{1}, size_t{1000}, mark - 1, mark, mark + 1, 3 * mark + 123, size_t{5'000'000}}) {
+    Collected got;
+    HttpRequest streamed{"GET", "/bytes/" + std::to_string(n), "", {}};
+    streamed.stream = &got;
+    Result<HttpResponse> r = transport->Send(streamed);
+    ASSERT_TRUE(r) << n << " bytes: " << r.error().ToString();
+    EXPECT_TRUE(got.text == Bytes(n)) << n << " bytes: got " << got.text.size();
+    Result<HttpResponse> small = transport->Send({"GET", "/bytes/10", "", {}});
+    ASSERT_TRUE(small) << "after " << n << " bytes: " << small.error().ToString();
+    EXPECT_EQ(small->body.size(), 10u);
+  }
+  transport.reset();  // its kept connections would hold the server's threads
+  server.stop();
+  thread.join();
+}
+
 }  // namespace
 }  // namespace slurmfleet::slurm
