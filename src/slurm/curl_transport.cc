@@ -1,6 +1,7 @@
 #include "slurm/curl_transport.h"
 
 #include <curl/curl.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -41,6 +42,26 @@ int NoteStreamSocket(void* out, curl_socket_t socket, curlsocktype purpose) {
   return CURL_SOCKOPT_OK;
 }
 
+// Whether the noted socket is the one the answer comes on: libcurl may have tried more than one
+// address (IPv6 and IPv4) and closed the last one it noted, whose number may since be another
+// connection's. Its local port must be the transfer's.
+bool CarriesTheAnswer(CURL* curl, curl_socket_t socket) {
+  long port = 0;
+  sockaddr_storage local{};
+  socklen_t size = sizeof local;
+  if (curl_easy_getinfo(curl, CURLINFO_LOCAL_PORT, &port) != CURLE_OK || port <= 0 ||
+      getsockname(socket, reinterpret_cast<sockaddr*>(&local), &size) != 0) {
+    return false;
+  }
+  if (local.ss_family == AF_INET) {
+    return ntohs(reinterpret_cast<const sockaddr_in&>(local).sin_port) == port;
+  }
+  if (local.ss_family == AF_INET6) {
+    return ntohs(reinterpret_cast<const sockaddr_in6&>(local).sin6_port) == port;
+  }
+  return false;
+}
+
 // Sets the socket's low-water mark to what is left of the answer, capped: never more than will
 // come (poll would wait for bytes that never arrive), and back to 1 (Linux's default) at its
 // end, so the connection, when reused, wakes on the next answer's first byte.
@@ -66,7 +87,7 @@ size_t AppendBody(char* data, size_t size, size_t n, void* out) {
     curl_off_t length = -1;
     if (sink->stream && sink->socket != CURL_SOCKET_BAD &&
         curl_easy_getinfo(sink->curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK &&
-        length > 0) {
+        length > 0 && CarriesTheAnswer(sink->curl, sink->socket)) {
       sink->remaining = length;
     }
   }
