@@ -290,7 +290,6 @@ TEST_P(RestClientTest, TheNextFilteredListIsWrittenOverTheOneGivenBack) {
   Result<JobsSnapshot> third = client->JobsChangedSince(std::nullopt, every_job);
   ASSERT_TRUE(third) << third.error().ToString();
   EXPECT_EQ(third->jobs, jobs);
-  EXPECT_NE(third->jobs.data(), second->jobs.data());
 }
 
 TEST_P(RestClientTest, ListFiltersByNamePrefix) {
