@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <random>
 #include <thread>
+#include <tuple>
 
 #include "base/run_concurrently.h"
 #include "slurm/job_outcome.h"
@@ -541,6 +542,7 @@ void Engine::FetchDetails(PassStats& stats) {
     for (store::Submission& s : active_) {
       if (s.job_id == refs[i].id && !answers[i]->empty()) {
         Observe(s, answers[i]->front(), now, seen, stats);
+        observed_elsewhere_.push_back(refs[i].id);
         tracked = true;
       }
     }
@@ -549,46 +551,123 @@ void Engine::FetchDetails(PassStats& stats) {
   Commit(seen);
 }
 
-void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_t poll_started) {
-  // sorted by id, searched by halves: built for every job in the cluster
-  std::vector<std::pair<uint32_t, const slurm::JobInfo*>> by_id;
-  if (snapshot.changed) {
-    // Our tagged jobs by key, a key's jobs in list order: (key, place in the list) pairs are
-    // sorted, and each record is then written once, over the last list's records, whose strings
-    // keep their capacity: no allocation per job when the jobs are much as they were.
-    std::vector<std::pair<std::string_view, size_t>> keyed;
-    known_ids_.clear();
-    by_id.reserve(snapshot.jobs.size());
-    for (size_t i = 0; i < snapshot.jobs.size(); ++i) {
-      const slurm::JobInfo& job = snapshot.jobs[i];
-      by_id.emplace_back(job.job_id, &job);
-      std::optional<JobTagView> tag = ParseTagView(job.comment);
-      if (tag && tag->instance == options_.instance) keyed.emplace_back(tag->key, i);
-    }
-    std::sort(keyed.begin(), keyed.end());
-    tagged_.resize(keyed.size());
-    for (size_t n = 0; n < keyed.size(); ++n) {
-      const slurm::JobInfo& job = snapshot.jobs[keyed[n].second];
-      TaggedJob& t = tagged_[n];
-      t.key.assign(keyed[n].first);
-      t.job_id = job.job_id;
-      t.sluid = job.sluid;
-      // a known state is read from its base and flags alone: no copy of the names it came from
-      t.state.base = job.state.base;
-      t.state.flags = job.state.flags;
-      if (t.state.base == slurm::BaseState::kUnknown) {
-        t.state.raw = job.state.raw;
-      } else {
-        t.state.raw.clear();
+std::vector<Engine::ListedJob> Engine::TakeList(const slurm::JobsSnapshot& snapshot,
+                                                std::vector<std::pair<uint32_t, uint32_t>>& by_id) {
+  const size_t n = snapshot.jobs.size();
+  const bool digested = snapshot.digests.size() == n;
+  // The last list's job with this text: looked for first after the one found before (slurmctld
+  // lists its jobs in the same order each time), else by halves in an index built when needed.
+  std::vector<char> matched(listed_.size(), 0);
+  std::vector<std::pair<uint64_t, uint32_t>> index;
+  size_t cursor = 0;
+  const auto find_listed = [&](uint64_t digest) -> const ListedJob* {
+    size_t at = cursor;
+    if (at >= listed_.size() || listed_[at].digest != digest) {
+      if (index.empty()) {
+        index.reserve(listed_.size());
+        for (size_t i = 0; i < listed_.size(); ++i) index.emplace_back(listed_[i].digest, i);
+        std::sort(index.begin(), index.end());
       }
-      t.state_reason = job.state_reason;
-      t.state_description = job.state_description;
-      t.nodes = job.nodes;
-      t.submit_time = job.submit_time;
+      auto it =
+          std::lower_bound(index.begin(), index.end(), std::pair<uint64_t, uint32_t>{digest, 0});
+      if (it == index.end() || it->first != digest) return nullptr;
+      at = it->second;
     }
-    std::sort(by_id.begin(), by_id.end());
-    known_ids_.reserve(by_id.size());
-    for (const auto& [id, job] : by_id) known_ids_.push_back(id);
+    if (matched[at]) return nullptr;
+    matched[at] = 1;
+    cursor = at + 1;
+    return &listed_[at];
+  };
+
+  // Our tagged jobs by key, a key's jobs in list order. A job listed again unchanged keeps its
+  // record (moved); another's is written over the record that was in its place, whose strings
+  // keep their capacity.
+  struct Keyed {
+    std::string_view key;
+    uint32_t place;  // in the list
+    int32_t was;     // its record's place in tagged_, -1: written from the list
+    bool operator<(const Keyed& o) const { return std::tie(key, place) < std::tie(o.key, o.place); }
+  };
+  std::vector<Keyed> keyed;
+  std::vector<ListedJob> listed(n);
+  by_id.clear();
+  by_id.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    ListedJob& l = listed[i];
+    const ListedJob* was = digested ? find_listed(snapshot.digests[i]) : nullptr;
+    if (was) {
+      l = *was;
+      l.tagged = -1;
+      if (was->tagged >= 0) {
+        keyed.push_back({tagged_[was->tagged].key, static_cast<uint32_t>(i), was->tagged});
+      }
+    } else {
+      const slurm::JobInfo& job = snapshot.jobs[i];
+      l.job_id = job.job_id;
+      std::optional<JobTagView> tag = ParseTagView(job.comment);
+      if (tag && tag->instance == options_.instance) {
+        keyed.push_back({tag->key, static_cast<uint32_t>(i), -1});
+      }
+    }
+    if (digested) l.digest = snapshot.digests[i];
+    by_id.emplace_back(l.job_id, static_cast<uint32_t>(i));
+  }
+  std::sort(keyed.begin(), keyed.end());
+  // In place while no record moves to a later place (jobs left the list, none joined before
+  // it): each is then read before its place is written. Otherwise into a new array.
+  bool in_place = true;
+  for (size_t k = 0; k < keyed.size(); ++k) {
+    if (keyed[k].was >= 0 && static_cast<size_t>(keyed[k].was) < k) in_place = false;
+  }
+  std::vector<TaggedJob> fresh;
+  if (in_place) {
+    if (tagged_.size() < keyed.size()) tagged_.resize(keyed.size());
+  } else {
+    fresh.resize(keyed.size());
+  }
+  std::vector<TaggedJob>& records = in_place ? tagged_ : fresh;
+  for (size_t k = 0; k < keyed.size(); ++k) {
+    TaggedJob& t = records[k];
+    listed[keyed[k].place].tagged = static_cast<int32_t>(k);
+    if (keyed[k].was >= 0) {
+      if (&t != &tagged_[keyed[k].was]) t = std::move(tagged_[keyed[k].was]);
+      continue;
+    }
+    const slurm::JobInfo& job = snapshot.jobs[keyed[k].place];
+    t.key.assign(keyed[k].key);
+    t.job_id = job.job_id;
+    t.sluid = job.sluid;
+    // a known state is read from its base and flags alone: no copy of the names it came from
+    t.state.base = job.state.base;
+    t.state.flags = job.state.flags;
+    if (t.state.base == slurm::BaseState::kUnknown) {
+      t.state.raw = job.state.raw;
+    } else {
+      t.state.raw.clear();
+    }
+    t.state_reason = job.state_reason;
+    t.state_description = job.state_description;
+    t.nodes = job.nodes;
+    t.submit_time = job.submit_time;
+  }
+  if (in_place) {
+    tagged_.resize(keyed.size());
+  } else {
+    tagged_ = std::move(fresh);
+  }
+  std::sort(by_id.begin(), by_id.end());
+  known_ids_.clear();
+  known_ids_.reserve(by_id.size());
+  for (const auto& [id, place] : by_id) known_ids_.push_back(id);
+  return listed;
+}
+
+void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_t poll_started) {
+  // (job id, place in the list), sorted by id, searched by halves: built for every job listed
+  std::vector<std::pair<uint32_t, uint32_t>> by_id;
+  std::vector<ListedJob> listed;
+  if (snapshot.changed) {
+    listed = TakeList(snapshot, by_id);
     have_full_list_ = true;
   }
   // an unchanged answer means the last full list still holds as of this poll
@@ -633,10 +712,21 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
     }
     if (!s.job_id) continue;
     if (snapshot.changed) {
-      auto it = std::lower_bound(by_id.begin(), by_id.end(),
-                                 std::pair<uint32_t, const slurm::JobInfo*>{*s.job_id, nullptr});
+      auto it =
+          std::lower_bound(by_id.begin(), by_id.end(), std::pair<uint32_t, uint32_t>{*s.job_id, 0});
       if (it != by_id.end() && it->first == *s.job_id) {
-        Observe(s, *it->second, now, seen, stats);
+        ListedJob& l = listed[it->second];
+        if (l.observed && l.phase == s.phase &&
+            std::ranges::find(observed_elsewhere_, l.job_id) == observed_elsewhere_.end()) {
+          // the text it was observed from last time, and it is as it was left: what Observe
+          // would do, it only says so
+          s.last_seen_at = now;
+          details_due_.erase(l.job_id);
+        } else {
+          Observe(s, snapshot.jobs[it->second], now, seen, stats);
+        }
+        l.observed = true;
+        l.phase = s.phase;
         continue;
       }
     }
@@ -652,6 +742,15 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
         seen.Record(s, "lost", s.failure);
       }
     }
+  }
+  if (snapshot.changed) {
+    // without digests, no job of the next list could be matched with this one's
+    if (snapshot.digests.size() == snapshot.jobs.size()) {
+      listed_ = std::move(listed);
+    } else {
+      listed_.clear();
+    }
+    observed_elsewhere_.clear();
   }
   Commit(seen);
 }

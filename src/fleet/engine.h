@@ -180,7 +180,22 @@ class Engine {
   // An intent's request: as handed over, else read back from the store and decoded.
   Result<slurm::JobRequest> RequestOf(const store::Submission& s);
   bool NeedFullList(int64_t now) const;
+  // What a full list's job was taken to be, kept in the list's order when the client gave their
+  // texts' digests: a job listed again with the same text is not read again, and a submission
+  // observed from that text and left as it was is not observed again. On a big cluster nearly
+  // every job is listed unchanged, and reading 10,000 jobs' records is most of a pass's work.
+  struct ListedJob {
+    uint64_t digest = 0;
+    uint32_t job_id = 0;
+    int32_t tagged = -1;    // its place in tagged_; -1: it does not carry our tag
+    bool observed = false;  // a submission was observed from this text and left in `phase`
+    store::Phase phase{};
+  };
   void Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_t poll_started);
+  // Takes a changed list's jobs in: rebuilds tagged_ and known_ids_, and returns the list's
+  // ListedJobs with its (job id, place) pairs sorted by id.
+  std::vector<ListedJob> TakeList(const slurm::JobsSnapshot& snapshot,
+                                  std::vector<std::pair<uint32_t, uint32_t>>& by_id);
   void FullTrack(PassStats& stats, int64_t poll_started);  // the whole job list
   void LightTrack(PassStats& stats);                       // jobs/state of our jobs
   // Ids of the jobs whose details are due now: changed, and (pending_too) pending a while.
@@ -227,8 +242,8 @@ class Engine {
   std::optional<slurm::Seconds> cursor_;  // last_update of the last job list
   // What the last full list showed of a job carrying our tag: what adopting it or collecting it
   // as an orphan reads, not the whole record (a list can hold thousands of our jobs).
-  // Track writes a list's records field by field over the last list's: a field added here must be
-  // written there too.
+  // TakeList writes a changed job's record field by field: a field added here must be written
+  // there too.
   struct TaggedJob {
     std::string key;  // the submission key its tag carries
     uint32_t job_id = 0;
@@ -248,6 +263,9 @@ class Engine {
   // it is rebuilt at every full list, for thousands of jobs.
   std::vector<TaggedJob> tagged_;
   std::vector<uint32_t> known_ids_;
+  std::vector<ListedJob> listed_;  // the last full list's jobs, in its order
+  // Jobs observed since the last full list from their details: observed again from the next.
+  std::vector<uint32_t> observed_elsewhere_;
   std::set<uint32_t> orphans_cancelled_;  // orphan jobs already cancelled (or refused): never again
   int64_t full_list_at_ = 0;
   bool have_full_list_ = false;

@@ -228,10 +228,7 @@ Result<JobListAnswer> RestClient::CallJobList(const std::string& path, size_t ex
         if (!body.empty()) stream.Write(body);  // a transport that does not stream
         return stream.Finish();
       });
-  if (memo && answer) {
-    handed_out_ = answer->jobs.data();
-    handed_out_digests_ = std::move(answer->digests);
-  }
+  if (memo && answer) handed_out_ = answer->jobs.data();
   return answer;
 }
 
@@ -240,11 +237,11 @@ void RestClient::Recycle(JobsSnapshot&& snapshot) {
   // snapshot is freed instead of waiting for it
   std::unique_lock lock(list_memo_mu_, std::try_to_lock);
   if (!lock.owns_lock() || !handed_out_ || snapshot.jobs.data() != handed_out_ ||
-      snapshot.jobs.size() != handed_out_digests_.size()) {
+      snapshot.jobs.size() != snapshot.digests.size()) {
     return;
   }
   recycled_ = std::move(snapshot.jobs);
-  recycled_digests_ = std::move(handed_out_digests_);
+  recycled_digests_ = std::move(snapshot.digests);
   handed_out_ = nullptr;
 }
 
@@ -457,6 +454,7 @@ Result<JobsSnapshot> RestClient::ListChangedSince(std::optional<Seconds> since,
   snapshot.changed = !(answer->jobs.empty() && since && !answer->last_update);
   snapshot.jobs = std::move(answer->jobs);
   snapshot.listed = answer->listed;
+  snapshot.digests = std::move(answer->digests);
   snapshot.last_update =
       answer->last_update
           ? Seconds(std::chrono::seconds(static_cast<int64_t>(*answer->last_update)))

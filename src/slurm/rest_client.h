@@ -124,10 +124,9 @@ class RestClient final : public Client {
   // finds it in use by another is decoded without it.
   std::mutex list_memo_mu_;
   JobListMemo list_memo_;
-  // Guarded by list_memo_mu_. The last filtered list's jobs as handed out (their array, and
-  // their texts' digests), and those given back, for the next list to write over.
+  // Guarded by list_memo_mu_. The last filtered list's jobs as handed out (their array), and
+  // those given back with their texts' digests, for the next list to write over.
   const JobInfo* handed_out_ = nullptr;
-  std::vector<uint64_t> handed_out_digests_;
   std::vector<JobInfo> recycled_;
   std::vector<uint64_t> recycled_digests_;
 };

@@ -625,6 +625,57 @@ TEST_F(EngineTest, AJobWhoseTagWasEditedAwayIsStillTrackedByItsId) {
   EXPECT_EQ(slurm_.jobs().at(other).state.base, slurm::BaseState::kRunning);  // never touched
 }
 
+TEST_F(EngineTest, JobsListedAgainAfterOthersLeftOrJoinedTheListKeepTheirRecords) {
+  // Between two lists slurmctld purges ended jobs and takes new ones: a job listed again
+  // unchanged is known by its text wherever it now stands, and only by its own.
+  std::vector<uint32_t> orphans;
+  for (int i = 0; i < 4; ++i) {
+    orphans.push_back(slurm_.AddForeignJob("slurmfleet:test:gone-" + std::to_string(i), "ci"));
+  }
+  std::string key = Add("run-31");
+  engine_->Tick();
+  const uint32_t own = *Get(key).job_id;
+  slurm_.Forget(orphans[0]);  // the first job of the list left it
+  Advance(61s);
+  const uint32_t young = slurm_.AddForeignJob("slurmfleet:test:young", "ci");  // within its grace
+  ASSERT_TRUE(engine_->Tick().full_list);
+  for (size_t i = 1; i < orphans.size(); ++i) {
+    EXPECT_EQ(slurm_.jobs().at(orphans[i]).state.base, slurm::BaseState::kCancelled) << i;
+  }
+  EXPECT_EQ(slurm_.jobs().at(young).state.base, slurm::BaseState::kRunning);
+  // a job whose key sorts before every other joins: each record moves to a later place
+  Advance(61s);
+  const uint32_t early = slurm_.AddForeignJob("slurmfleet:test:early", "ci");
+  ASSERT_TRUE(engine_->Tick().full_list);
+  EXPECT_EQ(slurm_.jobs().at(young).state.base, slurm::BaseState::kCancelled);
+  EXPECT_EQ(slurm_.jobs().at(early).state.base, slurm::BaseState::kRunning);
+  EXPECT_EQ(slurm_.jobs().at(own).state.base, slurm::BaseState::kPending);
+  EXPECT_EQ(Get(key).phase, Phase::kPending);
+  EXPECT_EQ(Get(key).job_id, own);
+}
+
+TEST_F(EngineTest, AReasonItsDetailsShowedIsUndoneByTheNextListThatShowsTheEarlierText) {
+  std::string key = Add("run-32");
+  engine_->Tick();
+  const uint32_t id = *Get(key).job_id;
+  Advance(31s);
+  slurm_.Touch();
+  ASSERT_TRUE(engine_->Tick().full_list);
+  EXPECT_EQ(Get(key).state_reason, "None");
+  slurm_.SetState(id, {"PENDING"}, "Resources");
+  Advance(5s);
+  PassStats asked = engine_->Tick();  // a pending job's reason is asked of its own job
+  ASSERT_FALSE(asked.full_list);
+  ASSERT_EQ(asked.detail_requests, 1);
+  EXPECT_EQ(Get(key).state_reason, "Resources");
+  // the job reads again as the last list showed it: its submission was changed since by another
+  // answer, so that text is observed again
+  slurm_.SetState(id, {"PENDING"}, "None");
+  Advance(31s);
+  ASSERT_TRUE(engine_->Tick().full_list);
+  EXPECT_EQ(Get(key).state_reason, "None");
+}
+
 TEST_F(EngineTest, ALiveSubmissionsJobIsNeverAnOrphan) {
   std::string key = Add("run-14");
   engine_->Tick();

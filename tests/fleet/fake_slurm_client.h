@@ -57,6 +57,10 @@ class FakeSlurmClient final : public slurm::Client {
       std::erase_if(all->jobs, [&](const slurm::JobInfo& j) {
         return !slurm::Wants(keep, j.job_id, j.comment);
       });
+      if (digests) {
+        std::lock_guard lock(mu_);
+        for (const slurm::JobInfo& j : all->jobs) all->digests.push_back(DigestLocked(j));
+      }
     }
     return all;
   }
@@ -163,6 +167,8 @@ class FakeSlurmClient final : public slurm::Client {
   std::function<void()> while_listing;
   // The same, inside the next Cancel: a slow cancel with intents arriving meanwhile.
   std::function<void()> while_cancelling;
+  // Whether filtered lists carry digests, as RestClient's do when its memo is free.
+  bool digests = true;
   int dropped_responses = 0;
   int lost_before_slurm = 0;
   int unavailable_submits = 0;
@@ -172,6 +178,15 @@ class FakeSlurmClient final : public slurm::Client {
       cancel_calls = 0, get_calls = 0;
 
  private:
+  // Equal for equal jobs and only for them, as a digest of the text they were decoded from is.
+  uint64_t DigestLocked(const slurm::JobInfo& job) {
+    auto [from, to] = digests_.equal_range(job.job_id);
+    for (auto it = from; it != to; ++it) {
+      if (it->second.first == job) return it->second.second;
+    }
+    digests_.emplace(job.job_id, std::pair{job, ++last_digest_});
+    return last_digest_;
+  }
   Result<slurm::SubmitReceipt> SubmitLocked(const slurm::JobRequest& r) {
     ++submit_calls;
     if (unavailable_submits > 0) {
@@ -222,6 +237,8 @@ class FakeSlurmClient final : public slurm::Client {
   std::string user_;
   uint32_t next_id_ = 100;
   std::map<uint32_t, slurm::JobInfo> jobs_;
+  std::multimap<uint32_t, std::pair<slurm::JobInfo, uint64_t>> digests_;  // every job text listed
+  uint64_t last_digest_ = 0;
   std::map<uint32_t, slurm::JobRequest> requests_;
   slurm::Seconds changed_at_{std::chrono::seconds(1'800'000'000)};
 };

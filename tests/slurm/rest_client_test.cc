@@ -292,6 +292,44 @@ TEST_P(RestClientTest, TheNextFilteredListIsWrittenOverTheOneGivenBack) {
   EXPECT_EQ(third->jobs, jobs);
 }
 
+TEST_P(RestClientTest, AFilteredListsDigestsTellAJobListedAgainUnchangedFromOneThatChanged) {
+  const HttpResponse before = Recorded(v(), "jobs");
+  HttpResponse after = before;
+  // the second job's account, in its text alone
+  const size_t second_job = after.body.find("\n    },\n");
+  ASSERT_NE(second_job, std::string::npos);
+  const std::string_view account = "\"account\": \"";
+  const size_t at = after.body.find(account, second_job);
+  ASSERT_NE(at, std::string::npos);
+  after.body.insert(at + account.size(), "x");
+  transport_.On("GET " + P("/jobs/"), before);
+  transport_.On("GET " + P("/jobs/"), before);
+  transport_.On("GET " + P("/jobs/"), after);
+  std::unique_ptr<RestClient> client = Make();
+  Result<JobsSnapshot> all = client->JobsChangedSince(std::nullopt);
+  ASSERT_TRUE(all) << all.error().ToString();
+  EXPECT_TRUE(all->digests.empty()) << "an unfiltered list is decoded without the memo";
+  JobFilter every_job{"slurmfleet:rec:", {}};
+  for (const JobInfo& job : all->jobs) every_job.ids.push_back(job.job_id);
+  std::sort(every_job.ids.begin(), every_job.ids.end());
+  Result<JobsSnapshot> first = client->JobsChangedSince(std::nullopt, every_job);
+  ASSERT_TRUE(first) << first.error().ToString();
+  ASSERT_EQ(first->digests.size(), first->jobs.size());
+  const std::vector<uint64_t> digests = first->digests;
+  client->Recycle(std::move(*first));
+  Result<JobsSnapshot> second = client->JobsChangedSince(std::nullopt, every_job);
+  ASSERT_TRUE(second) << second.error().ToString();
+  ASSERT_EQ(second->digests.size(), digests.size());
+  ASSERT_EQ(second->jobs.at(1).account, "x");
+  for (size_t i = 0; i < digests.size(); ++i) {
+    if (i == 1) {
+      EXPECT_NE(second->digests[i], digests[i]) << "its text changed";
+    } else {
+      EXPECT_EQ(second->digests[i], digests[i]) << "job " << i << " was listed unchanged";
+    }
+  }
+}
+
 TEST_P(RestClientTest, ListFiltersByNamePrefix) {
   transport_.On("GET " + P("/jobs/"), Recorded(v(), "jobs"));
   Result<std::vector<JobInfo>> r = Make()->ListJobs("rec-het");
