@@ -588,7 +588,8 @@ std::vector<Engine::ListedJob> Engine::TakeList(const slurm::JobsSnapshot& snaps
     int32_t was;     // its record's place in tagged_, -1: written from the list
     bool operator<(const Keyed& o) const { return std::tie(key, place) < std::tie(o.key, o.place); }
   };
-  std::vector<Keyed> keyed;
+  std::vector<Keyed> moved, written;
+  moved.reserve(tagged_.size());
   std::vector<ListedJob> listed(n);
   by_id.clear();
   by_id.reserve(n);
@@ -599,20 +600,35 @@ std::vector<Engine::ListedJob> Engine::TakeList(const slurm::JobsSnapshot& snaps
       l = *was;
       l.tagged = -1;
       if (was->tagged >= 0) {
-        keyed.push_back({tagged_[was->tagged].key, static_cast<uint32_t>(i), was->tagged});
+        moved.push_back({tagged_[was->tagged].key, static_cast<uint32_t>(i), was->tagged});
       }
     } else {
       const slurm::JobInfo& job = snapshot.jobs[i];
       l.job_id = job.job_id;
       std::optional<JobTagView> tag = ParseTagView(job.comment);
       if (tag && tag->instance == options_.instance) {
-        keyed.push_back({tag->key, static_cast<uint32_t>(i), -1});
+        written.push_back({tag->key, static_cast<uint32_t>(i), -1});
       }
     }
     if (digested) l.digest = snapshot.digests[i];
     by_id.emplace_back(l.job_id, static_cast<uint32_t>(i));
   }
-  std::sort(keyed.begin(), keyed.end());
+  // The records moved keep their last order, which was by key and, for a key's records, by
+  // place (slurmctld keeps its jobs' order from list to list): no key is compared to sort them.
+  // Those written from the list are sorted, and each is put in its place by halves.
+  std::sort(moved.begin(), moved.end(),
+            [](const Keyed& a, const Keyed& b) { return a.was < b.was; });
+  std::sort(written.begin(), written.end());
+  std::vector<Keyed> keyed;
+  keyed.reserve(moved.size() + written.size());
+  auto from = moved.begin();
+  for (const Keyed& w : written) {
+    auto at = std::lower_bound(from, moved.end(), w);
+    keyed.insert(keyed.end(), from, at);
+    keyed.push_back(w);
+    from = at;
+  }
+  keyed.insert(keyed.end(), from, moved.end());
   // In place while no record moves to a later place (jobs left the list, none joined before
   // it): each is then read before its place is written. Otherwise into a new array.
   bool in_place = true;
