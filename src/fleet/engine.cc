@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <random>
 #include <thread>
-#include <tuple>
 
 #include "base/run_concurrently.h"
 #include "slurm/job_outcome.h"
@@ -551,30 +550,29 @@ void Engine::FetchDetails(PassStats& stats) {
   Commit(seen);
 }
 
-std::vector<Engine::ListedJob> Engine::TakeList(const slurm::JobsSnapshot& snapshot,
-                                                std::vector<std::pair<uint32_t, uint32_t>>& by_id) {
+void Engine::TakeList(const slurm::JobsSnapshot& snapshot) {
   const size_t n = snapshot.jobs.size();
   const bool digested = snapshot.digests.size() == n;
+  ListScratch& x = scratch_;
   // The last list's job with this text: looked for first after the one found before (slurmctld
   // lists its jobs in the same order each time), else by halves in an index built when needed.
-  std::vector<char> matched(listed_.size(), 0);
-  std::vector<std::pair<uint64_t, uint32_t>> index;
+  x.matched.assign(listed_.size(), 0);
+  x.index.clear();
   size_t cursor = 0;
   const auto find_listed = [&](uint64_t digest) -> const ListedJob* {
     size_t at = cursor;
     if (at >= listed_.size() || listed_[at].digest != digest) {
-      if (index.empty()) {
-        index.reserve(listed_.size());
-        for (size_t i = 0; i < listed_.size(); ++i) index.emplace_back(listed_[i].digest, i);
-        std::sort(index.begin(), index.end());
+      if (x.index.empty()) {
+        for (size_t i = 0; i < listed_.size(); ++i) x.index.emplace_back(listed_[i].digest, i);
+        std::sort(x.index.begin(), x.index.end());
       }
-      auto it =
-          std::lower_bound(index.begin(), index.end(), std::pair<uint64_t, uint32_t>{digest, 0});
-      if (it == index.end() || it->first != digest) return nullptr;
+      auto it = std::lower_bound(x.index.begin(), x.index.end(),
+                                 std::pair<uint64_t, uint32_t>{digest, 0});
+      if (it == x.index.end() || it->first != digest) return nullptr;
       at = it->second;
     }
-    if (matched[at]) return nullptr;
-    matched[at] = 1;
+    if (x.matched[at]) return nullptr;
+    x.matched[at] = 1;
     cursor = at + 1;
     return &listed_[at];
   };
@@ -582,17 +580,14 @@ std::vector<Engine::ListedJob> Engine::TakeList(const slurm::JobsSnapshot& snaps
   // Our tagged jobs by key, a key's jobs in list order. A job listed again unchanged keeps its
   // record (moved); another's is written over the record that was in its place, whose strings
   // keep their capacity.
-  struct Keyed {
-    std::string_view key;
-    uint32_t place;  // in the list
-    int32_t was;     // its record's place in tagged_, -1: written from the list
-    bool operator<(const Keyed& o) const { return std::tie(key, place) < std::tie(o.key, o.place); }
-  };
-  std::vector<Keyed> moved, written;
-  moved.reserve(tagged_.size());
-  std::vector<ListedJob> listed(n);
+  std::vector<TagPlace>& moved = x.moved;
+  std::vector<TagPlace>& written = x.written;
+  std::vector<ListedJob>& listed = x.listed;
+  std::vector<std::pair<uint32_t, uint32_t>>& by_id = x.by_id;
+  moved.clear();
+  written.clear();
+  listed.assign(n, ListedJob{});
   by_id.clear();
-  by_id.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     ListedJob& l = listed[i];
     const ListedJob* was = digested ? find_listed(snapshot.digests[i]) : nullptr;
@@ -617,12 +612,12 @@ std::vector<Engine::ListedJob> Engine::TakeList(const slurm::JobsSnapshot& snaps
   // place (slurmctld keeps its jobs' order from list to list): no key is compared to sort them.
   // Those written from the list are sorted, and each is put in its place by halves.
   std::sort(moved.begin(), moved.end(),
-            [](const Keyed& a, const Keyed& b) { return a.was < b.was; });
+            [](const TagPlace& a, const TagPlace& b) { return a.was < b.was; });
   std::sort(written.begin(), written.end());
-  std::vector<Keyed> keyed;
-  keyed.reserve(moved.size() + written.size());
+  std::vector<TagPlace>& keyed = x.keyed;
+  keyed.clear();
   auto from = moved.begin();
-  for (const Keyed& w : written) {
+  for (const TagPlace& w : written) {
     auto at = std::lower_bound(from, moved.end(), w);
     keyed.insert(keyed.end(), from, at);
     keyed.push_back(w);
@@ -675,16 +670,16 @@ std::vector<Engine::ListedJob> Engine::TakeList(const slurm::JobsSnapshot& snaps
   known_ids_.clear();
   known_ids_.reserve(by_id.size());
   for (const auto& [id, place] : by_id) known_ids_.push_back(id);
-  return listed;
 }
 
 void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_t poll_started) {
   // (job id, place in the list), sorted by id, searched by halves: built for every job listed
-  std::vector<std::pair<uint32_t, uint32_t>> by_id;
-  std::vector<ListedJob> listed;
+  const std::vector<std::pair<uint32_t, uint32_t>>& by_id = scratch_.by_id;
+  std::vector<ListedJob>& listed = scratch_.listed;
   if (snapshot.changed) {
-    listed = TakeList(snapshot, by_id);
+    TakeList(snapshot);
     have_full_list_ = true;
+    std::sort(observed_elsewhere_.begin(), observed_elsewhere_.end());
   }
   // an unchanged answer means the last full list still holds as of this poll
   if (have_full_list_) full_list_at_ = poll_started;
@@ -733,9 +728,9 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
       if (it != by_id.end() && it->first == *s.job_id) {
         ListedJob& l = listed[it->second];
         if (l.observed && l.phase == s.phase &&
-            std::ranges::find(observed_elsewhere_, l.job_id) == observed_elsewhere_.end()) {
-          // the text it was observed from last time, and it is as it was left: what Observe
-          // would do, it only says so
+            !std::binary_search(observed_elsewhere_.begin(), observed_elsewhere_.end(), l.job_id)) {
+          // listed with the text it was observed from, and left as it was since: observing it
+          // again would change nothing
           s.last_seen_at = now;
           details_due_.erase(l.job_id);
         } else {
@@ -762,7 +757,7 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
   if (snapshot.changed) {
     // without digests, no job of the next list could be matched with this one's
     if (snapshot.digests.size() == snapshot.jobs.size()) {
-      listed_ = std::move(listed);
+      std::swap(listed_, listed);
     } else {
       listed_.clear();
     }

@@ -25,6 +25,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -192,10 +194,9 @@ class Engine {
     store::Phase phase{};
   };
   void Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_t poll_started);
-  // Takes a changed list's jobs in: rebuilds tagged_ and known_ids_, and returns the list's
-  // ListedJobs with its (job id, place) pairs sorted by id.
-  std::vector<ListedJob> TakeList(const slurm::JobsSnapshot& snapshot,
-                                  std::vector<std::pair<uint32_t, uint32_t>>& by_id);
+  // Takes a changed list's jobs in: rebuilds tagged_ and known_ids_, and fills scratch_.listed
+  // and scratch_.by_id.
+  void TakeList(const slurm::JobsSnapshot& snapshot);
   void FullTrack(PassStats& stats, int64_t poll_started);  // the whole job list
   void LightTrack(PassStats& stats);                       // jobs/state of our jobs
   // Ids of the jobs whose details are due now: changed, and (pending_too) pending a while.
@@ -264,7 +265,27 @@ class Engine {
   std::vector<TaggedJob> tagged_;
   std::vector<uint32_t> known_ids_;
   std::vector<ListedJob> listed_;  // the last full list's jobs, in its order
+  // A tagged job's place while its record is rebuilt.
+  struct TagPlace {
+    std::string_view key;
+    uint32_t place;  // in the list
+    int32_t was;     // its record's place in tagged_, -1: written from the list
+    bool operator<(const TagPlace& o) const {
+      return std::tie(key, place) < std::tie(o.key, o.place);
+    }
+  };
+  // TakeList's arrays, kept from list to list: allocated anew, they would be given back by the
+  // malloc_trim after each list and faulted in again at the next (~1.5 ms at 10,000 jobs).
+  struct ListScratch {
+    std::vector<ListedJob> listed;                     // the list being taken, in its order
+    std::vector<std::pair<uint32_t, uint32_t>> by_id;  // (job id, place in the list), by id
+    std::vector<char> matched;                         // listed_[i] was found in it
+    std::vector<std::pair<uint64_t, uint32_t>> index;  // (digest, place in listed_), by digest
+    std::vector<TagPlace> moved, written, keyed;
+  };
+  ListScratch scratch_;
   // Jobs observed since the last full list from their details: observed again from the next.
+  // Sorted when that list comes.
   std::vector<uint32_t> observed_elsewhere_;
   std::set<uint32_t> orphans_cancelled_;  // orphan jobs already cancelled (or refused): never again
   int64_t full_list_at_ = 0;
