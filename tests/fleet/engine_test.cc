@@ -654,6 +654,38 @@ TEST_F(EngineTest, JobsListedAgainAfterOthersLeftOrJoinedTheListKeepTheirRecords
   EXPECT_EQ(Get(key).job_id, own);
 }
 
+TEST_F(EngineTest, AListWithoutDigestsIsReadWholeAndSoIsTheNext) {
+  // A list decoded without the client's memo carries no digests: what the engine kept of the list
+  // before is forgotten, since the records were rebuilt (here one left, and two joined).
+  std::vector<uint32_t> orphans;
+  for (int i = 0; i < 4; ++i) {
+    orphans.push_back(slurm_.AddForeignJob("slurmfleet:test:gone-" + std::to_string(i), "ci"));
+  }
+  std::string key = Add("run-33");
+  engine_->Tick();
+  const uint32_t own = *Get(key).job_id;
+  Advance(31s);
+  slurm_.Forget(orphans[0]);
+  const uint32_t joined_x = slurm_.AddForeignJob("slurmfleet:test:x-joined", "ci");
+  const uint32_t joined_y = slurm_.AddForeignJob("slurmfleet:test:y-joined", "ci");
+  slurm_.digests = false;
+  ASSERT_TRUE(engine_->Tick().full_list);
+  for (uint32_t orphan : {orphans[1], joined_x, joined_y}) {
+    EXPECT_EQ(slurm_.jobs().at(orphan).state.base, slurm::BaseState::kRunning) << "within grace";
+  }
+  slurm_.digests = true;
+  Advance(31s);
+  slurm_.Touch();
+  ASSERT_TRUE(engine_->Tick().full_list);
+  for (size_t i = 1; i < orphans.size(); ++i) {
+    EXPECT_EQ(slurm_.jobs().at(orphans[i]).state.base, slurm::BaseState::kCancelled) << i;
+  }
+  EXPECT_EQ(slurm_.jobs().at(joined_x).state.base, slurm::BaseState::kRunning);
+  EXPECT_EQ(slurm_.jobs().at(joined_y).state.base, slurm::BaseState::kRunning);
+  EXPECT_EQ(slurm_.jobs().at(own).state.base, slurm::BaseState::kPending);
+  EXPECT_EQ(Get(key).phase, Phase::kPending);
+}
+
 TEST_F(EngineTest, AReasonItsDetailsShowedIsUndoneByTheNextListThatShowsTheEarlierText) {
   std::string key = Add("run-32");
   engine_->Tick();
