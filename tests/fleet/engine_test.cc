@@ -62,6 +62,15 @@ class EngineTest : public ::testing::Test {
     EXPECT_EQ(Get(key).job_id, own);
   }
 
+  // `n` running jobs carrying our tag that no submission owns (keys gone-0, gone-1, ...).
+  std::vector<uint32_t> AddOrphans(int n) {
+    std::vector<uint32_t> ids;
+    for (int i = 0; i < n; ++i) {
+      ids.push_back(slurm_.AddForeignJob("slurmfleet:test:gone-" + std::to_string(i), "ci"));
+    }
+    return ids;
+  }
+
   slurm::JobRequest Request(std::string name = "job") {
     slurm::JobRequest r;
     r.name = std::move(name);
@@ -628,10 +637,7 @@ TEST_F(EngineTest, AJobWhoseTagWasEditedAwayIsStillTrackedByItsId) {
 TEST_F(EngineTest, JobsListedAgainAfterOthersLeftOrJoinedTheListKeepTheirRecords) {
   // Between two lists slurmctld purges ended jobs and takes new ones: a job listed again
   // unchanged is known by its text wherever it now stands, and only by its own.
-  std::vector<uint32_t> orphans;
-  for (int i = 0; i < 4; ++i) {
-    orphans.push_back(slurm_.AddForeignJob("slurmfleet:test:gone-" + std::to_string(i), "ci"));
-  }
+  const std::vector<uint32_t> orphans = AddOrphans(4);
   std::string key = Add("run-31");
   engine_->Tick();
   const uint32_t own = *Get(key).job_id;
@@ -657,10 +663,7 @@ TEST_F(EngineTest, JobsListedAgainAfterOthersLeftOrJoinedTheListKeepTheirRecords
 TEST_F(EngineTest, AListWithoutDigestsIsReadWholeAndSoIsTheNext) {
   // A list decoded without the client's memo carries no digests: what the engine kept of the list
   // before is forgotten, since the records were rebuilt (here one left, and two joined).
-  std::vector<uint32_t> orphans;
-  for (int i = 0; i < 4; ++i) {
-    orphans.push_back(slurm_.AddForeignJob("slurmfleet:test:gone-" + std::to_string(i), "ci"));
-  }
+  const std::vector<uint32_t> orphans = AddOrphans(4);
   std::string key = Add("run-33");
   engine_->Tick();
   const uint32_t own = *Get(key).job_id;
