@@ -6,7 +6,6 @@
 #include <charconv>
 #include <cmath>
 
-#include "base/run_concurrently.h"
 #include "fleet/agent_plan.h"
 #include "jenkins/label_expression.h"
 #include "jenkins/why_text.h"
@@ -199,7 +198,7 @@ ProvisionStats Provisioner::Tick() {
     const bool ask_nodes = std::any_of(agents_.begin(), agents_.end(), [&](const auto& entry) {
       return entry.second.node_created && CountedFree(entry.second, nodes);
     });
-    RunConcurrently(1 + ask_labels + ask_nodes, options_.jenkins_concurrency, [&](size_t i) {
+    jenkins_calls_.Run(1 + ask_labels + ask_nodes, options_.jenkins_concurrency, [&](size_t i) {
       if (i == 0) {
         queue = jenkins_.Queue();
       } else if (i == 1 && ask_nodes) {
@@ -702,8 +701,8 @@ void Provisioner::CallJenkins(Launching& l) const {
   l.secret = jenkins_.AgentSecret(l.context.agent_name);
 }
 
-void Provisioner::CallJenkins(std::vector<std::optional<Launching>>& launching) const {
-  RunConcurrently(launching.size(), options_.jenkins_concurrency, [&](size_t i) {
+void Provisioner::CallJenkins(std::vector<std::optional<Launching>>& launching) {
+  jenkins_calls_.Run(launching.size(), options_.jenkins_concurrency, [&](size_t i) {
     if (launching[i]) CallJenkins(*launching[i]);
   });
 }

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/worker_pool.h"
 #include "fleet/agent.h"
 #include "fleet/agent_plan.h"
 #include "fleet/engine.h"
@@ -161,7 +162,7 @@ class Provisioner {
   // Makes the node and reads its secret. Touches nothing but the Jenkins client.
   void CallJenkins(Launching& l) const;
   // CallJenkins for many, options_.jenkins_concurrency at a time.
-  void CallJenkins(std::vector<std::optional<Launching>>& launching) const;
+  void CallJenkins(std::vector<std::optional<Launching>>& launching);
   // Acts on the answers and renders the job; nullopt when not now, or the agent ended.
   std::optional<slurm::JobRequest> Finish(Launching& l);
   // After the job was recorded with the engine: the phase change and its event to save, or
@@ -192,6 +193,7 @@ class Provisioner {
   ProvisionerOptions options_;
 
   // Owned by the loop's thread.
+  WorkerPool jenkins_calls_;                      // the threads of Jenkins calls made side by side
   std::map<std::string, Agent> agents_;           // live agents by name
   std::map<std::string, store::Record> records_;  // their stored records, for test-and-set
   std::string session_;
