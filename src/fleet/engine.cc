@@ -7,7 +7,6 @@
 #include <random>
 #include <thread>
 
-#include "base/run_concurrently.h"
 #include "slurm/job_outcome.h"
 #include "slurm/request_codec.h"
 
@@ -521,8 +520,8 @@ void Engine::FetchDetails(PassStats& stats) {
   }
   auto answers = WhileServing(stats, Serve::kIntentsAndCancels, [this, &refs] {
     std::vector<Result<std::vector<slurm::JobInfo>>> out(refs.size());
-    RunConcurrently(refs.size(), options_.submit_concurrency,
-                    [&](size_t i) { out[i] = slurm_.GetJob(refs[i]); });
+    helpers_.Run(refs.size(), options_.submit_concurrency,
+                 [&](size_t i) { out[i] = slurm_.GetJob(refs[i]); });
     return out;
   });
   stats.detail_requests = static_cast<int>(refs.size());
@@ -842,8 +841,8 @@ void Engine::CancelRequested(PassStats& stats) {
   // change active_, so the helpers see only their own copies).
   std::vector<Status> results = WhileServing(stats, Serve::kIntents, [this, &refs] {
     std::vector<Status> out(refs.size());
-    RunConcurrently(refs.size(), options_.submit_concurrency,
-                    [&](size_t i) { out[i] = slurm_.Cancel(refs[i]); });
+    helpers_.Run(refs.size(), options_.submit_concurrency,
+                 [&](size_t i) { out[i] = slurm_.Cancel(refs[i]); });
     return out;
   });
   for (size_t i = 0; i < keys.size(); ++i) {

@@ -32,6 +32,7 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/worker_pool.h"
 #include "fleet/active_submissions.h"
 #include "fleet/job_phase.h"
 #include "fleet/job_tag.h"
@@ -237,6 +238,10 @@ class Engine {
   slurm::Client& slurm_;
   const Clock& clock_;
   EngineOptions options_;
+
+  // The threads of a pass's GETs and cancels sent side by side (used from WhileServing's helper,
+  // one pass at a time).
+  WorkerPool helpers_;
 
   // Owned by the engine thread.
   ActiveSubmissions active_;
