@@ -2,7 +2,8 @@
 // and up to width - 1 threads that the pool starts at their first need and keeps until it is
 // destroyed. It is for fan-outs that a loop repeats every pass: starting a thread costs a clone
 // and a stack mapping each time, 0.3-0.5 ms apiece on the testbed's VM under load, so a wave of
-// ten calls on fresh threads left one after another over 3-4 ms (docs/jenkins.md).
+// ten calls on fresh threads left one after another over 3-4 ms (docs/jenkins.md, "The life of
+// an agent").
 //
 // Thread safety: Run() may be called from any thread; calls run one after another. With width 1
 // (or n 1) everything runs on the calling thread, which keeps a caller's non-thread-safe fakes
