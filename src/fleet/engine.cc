@@ -520,8 +520,8 @@ void Engine::FetchDetails(PassStats& stats) {
   }
   auto answers = WhileServing(stats, Serve::kIntentsAndCancels, [this, &refs] {
     std::vector<Result<std::vector<slurm::JobInfo>>> out(refs.size());
-    helpers_.Run(refs.size(), options_.submit_concurrency,
-                 [&](size_t i) { out[i] = slurm_.GetJob(refs[i]); });
+    detail_helpers_.Run(refs.size(), options_.submit_concurrency,
+                        [&](size_t i) { out[i] = slurm_.GetJob(refs[i]); });
     return out;
   });
   stats.detail_requests = static_cast<int>(refs.size());
@@ -841,8 +841,8 @@ void Engine::CancelRequested(PassStats& stats) {
   // change active_, so the helpers see only their own copies).
   std::vector<Status> results = WhileServing(stats, Serve::kIntents, [this, &refs] {
     std::vector<Status> out(refs.size());
-    helpers_.Run(refs.size(), options_.submit_concurrency,
-                 [&](size_t i) { out[i] = slurm_.Cancel(refs[i]); });
+    cancel_helpers_.Run(refs.size(), options_.submit_concurrency,
+                        [&](size_t i) { out[i] = slurm_.Cancel(refs[i]); });
     return out;
   });
   for (size_t i = 0; i < keys.size(); ++i) {

@@ -239,9 +239,10 @@ class Engine {
   const Clock& clock_;
   EngineOptions options_;
 
-  // The threads of a pass's GETs and cancels sent side by side (used from WhileServing's helper,
-  // one pass at a time).
-  WorkerPool helpers_;
+  // The threads of the GETs and of the cancels sent side by side, each used from one
+  // WhileServing helper at a time. Two pools: cancels are sent while the GETs are answered.
+  WorkerPool detail_helpers_;
+  WorkerPool cancel_helpers_;
 
   // Owned by the engine thread.
   ActiveSubmissions active_;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
 #include "base/fake_clock.h"
@@ -26,14 +27,15 @@ class EngineTest : public ::testing::Test {
     engine_ = MakeEngine();
   }
 
-  std::unique_ptr<Engine> MakeEngine() {
+  // Calls to Slurm one at a time unless a test asks for more (a test of what runs side by side).
+  std::unique_ptr<Engine> MakeEngine(size_t submit_concurrency = 1) {
     EngineOptions o;
     o.cloud = "c1";
     o.instance = "test";
     o.lost_grace = 60s;
     o.orphan_grace = 60s;
     o.absence_margin = 45s;
-    o.submit_concurrency = 1;    // the fake is not thread-safe
+    o.submit_concurrency = submit_concurrency;
     o.start_details_delay = 0s;  // StartDetailsWaitAMoment covers the delay
     auto e = Engine::Create(*store_, slurm_, clock_, o);
     EXPECT_TRUE(e) << e.error().ToString();
@@ -169,6 +171,30 @@ TEST_F(EngineTest, AnIntentArrivingWhileCancelsAreInFlightIsSentBeforeTheyAnswer
   Settle();
   EXPECT_EQ(Get(ending).phase, Phase::kCancelled);
   EXPECT_EQ(Get(late).phase, Phase::kPending);
+}
+
+// Two of each, so that both go through the engine's helper threads: a single call runs on the
+// thread that asks for it.
+TEST_F(EngineTest, CancelsRequestedWhileDetailsAreAskedAreSentBeforeTheyAnswer) {
+  engine_ = MakeEngine(4);
+  const std::vector<std::string> changed = {Add("changed-1"), Add("changed-2")};
+  const std::vector<std::string> ending = {Add("ending-1"), Add("ending-2")};
+  engine_->Tick();  // full list, submits
+  engine_->Tick();
+  for (const std::string& key : changed) slurm_.SetState(*Get(key).job_id, {"RUNNING"});
+  std::atomic<bool> cancel_sent{false};
+  slurm_.while_cancelling = [&] { cancel_sent = true; };
+  bool sent_while_getting = false;
+  slurm_.while_getting = [&] {
+    for (const std::string& key : ending) EXPECT_TRUE(engine_->RequestCancel(key));
+    for (int i = 0; i < 500 && !cancel_sent; ++i) std::this_thread::sleep_for(10ms);
+    sent_while_getting = cancel_sent;
+  };
+  EXPECT_EQ(engine_->Tick().detail_requests, 2);
+  EXPECT_TRUE(sent_while_getting);
+  Settle();
+  for (const std::string& key : ending) EXPECT_EQ(Get(key).phase, Phase::kCancelled);
+  for (const std::string& key : changed) EXPECT_EQ(Get(key).phase, Phase::kRunning);
 }
 
 TEST_F(EngineTest, SubmitNowWritesTheCallersRecordWithTheMarkedIntentThenSendsItAtOnce) {

@@ -40,8 +40,13 @@ class FakeSlurmClient final : public slurm::Client {
   }
 
   Result<std::vector<slurm::JobInfo>> GetJob(const slurm::JobRef& ref) override {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
     ++get_calls;
+    if (auto hook = std::exchange(while_getting, nullptr)) {
+      lock.unlock();
+      hook();
+      lock.lock();
+    }
     for (const auto& [id, j] : jobs_) {
       if (id == ref.id || (!ref.sluid.empty() && j.sluid == ref.sluid))
         return std::vector<slurm::JobInfo>{j};
@@ -167,6 +172,8 @@ class FakeSlurmClient final : public slurm::Client {
   std::function<void()> while_listing;
   // The same, inside the next Cancel: a slow cancel with intents arriving meanwhile.
   std::function<void()> while_cancelling;
+  // The same, inside the next GetJob: a slow detail GET with cancels requested meanwhile.
+  std::function<void()> while_getting;
   // Whether filtered lists carry digests, as RestClient's do when its memo is free.
   bool digests = true;
   int dropped_responses = 0;
