@@ -19,7 +19,8 @@ size_t WorkerPool::threads() const {
 }
 
 void WorkerPool::Run(size_t n, size_t width, const std::function<void(size_t)>& work) {
-  const size_t helpers = std::min(std::max<size_t>(width, 1), n) - (n > 0 ? 1 : 0);
+  if (n == 0) return;
+  const size_t helpers = std::min(std::max<size_t>(width, 1), n) - 1;
   if (helpers == 0) {
     for (size_t i = 0; i < n; ++i) work(i);
     return;

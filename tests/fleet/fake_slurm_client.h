@@ -42,11 +42,7 @@ class FakeSlurmClient final : public slurm::Client {
   Result<std::vector<slurm::JobInfo>> GetJob(const slurm::JobRef& ref) override {
     std::unique_lock lock(mu_);
     ++get_calls;
-    if (auto hook = std::exchange(while_getting, nullptr)) {
-      lock.unlock();
-      hook();
-      lock.lock();
-    }
+    RunOnce(while_getting, lock);
     for (const auto& [id, j] : jobs_) {
       if (id == ref.id || (!ref.sluid.empty() && j.sluid == ref.sluid))
         return std::vector<slurm::JobInfo>{j};
@@ -72,11 +68,7 @@ class FakeSlurmClient final : public slurm::Client {
   Result<slurm::JobsSnapshot> JobsChangedSince(std::optional<slurm::Seconds> since) override {
     std::unique_lock lock(mu_);
     ++list_calls;
-    if (auto hook = std::exchange(while_listing, nullptr)) {
-      lock.unlock();
-      hook();
-      lock.lock();
-    }
+    RunOnce(while_listing, lock);
     if (unavailable_lists > 0) {
       --unavailable_lists;
       return Fail(Code::kUnavailable, "connection refused", "GET");
@@ -107,11 +99,7 @@ class FakeSlurmClient final : public slurm::Client {
   Status Cancel(const slurm::JobRef& ref, std::string_view) override {
     std::unique_lock lock(mu_);
     ++cancel_calls;
-    if (auto hook = std::exchange(while_cancelling, nullptr)) {
-      lock.unlock();
-      hook();
-      lock.lock();
-    }
+    RunOnce(while_cancelling, lock);
     auto it = jobs_.find(ref.id);
     if (it == jobs_.end()) return Fail(Code::kNotFound, "no such job", "DELETE");
     if (it->second.user_name != user_)
@@ -185,6 +173,14 @@ class FakeSlurmClient final : public slurm::Client {
       cancel_calls = 0, get_calls = 0;
 
  private:
+  // Runs a while_* hook once, outside the lock, so that it may wait for the engine.
+  static void RunOnce(std::function<void()>& hook, std::unique_lock<std::mutex>& lock) {
+    if (auto run = std::exchange(hook, nullptr)) {
+      lock.unlock();
+      run();
+      lock.lock();
+    }
+  }
   // Equal for equal jobs and only for them, as a digest of the text they were decoded from is.
   uint64_t DigestLocked(const slurm::JobInfo& job) {
     auto [from, to] = digests_.equal_range(job.job_id);
