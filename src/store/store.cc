@@ -13,6 +13,7 @@
 #include <string_view>
 #include <system_error>
 
+#include "store/checkpointer.h"
 #include "store/migrations.h"
 #include "store/sqlite.h"
 
@@ -25,13 +26,11 @@ constexpr std::string_view kMemory = ":memory:";
 // so only a foreign writer (an operator's sqlite3 shell) or a checkpoint can make us wait.
 constexpr int kBusyTimeoutMs = 1000;
 
-// A checkpoint copies the WAL into the database file and syncs both, whatever the committing
-// transaction's own setting: SQLite's automatic one (after the commit that takes the WAL past 1000
-// frames) would make a write that asked for no disk sync wait for two. So checkpoints follow only
-// synced writes, as often as SQLite's would; after writes without a sync only once the WAL is
-// this much larger (64 MiB with 4 KiB pages), so it stays bounded where nothing is synced.
+// SQLite checkpoints after the commit that takes the WAL past 1000 frames, on the committing
+// connection: with the Store's lock held, and with a sync of the WAL and of the database file
+// whatever the commit asked for. The Store's WAL hook replaces that: the commit asks the
+// Checkpointer, which runs it on its own thread and connection, at the same threshold.
 constexpr int kCheckpointFrames = 1000;
-constexpr int kUnsyncedCheckpointFrames = 16 * kCheckpointFrames;
 
 std::string ErrnoText(int error) {
   return std::error_code(error, std::generic_category()).message();
@@ -269,7 +268,9 @@ struct Store::Impl {
 
   ~Impl() {
     // Close (and checkpoint) the database before releasing the lock, so the next instance never
-    // opens a file we are still writing.
+    // opens a file we are still writing. The checkpointer's connection first: the last one to
+    // close checkpoints the whole WAL and removes it, and that is ours.
+    checkpointer.reset();
     conn.reset();
   }
 
@@ -293,10 +294,7 @@ struct Store::Impl {
       }
       connection_sync = sync;
     }
-    unsynced = sync != Sync::kDisk;
-    Status written = transaction();
-    unsynced = false;
-    return written;
+    return transaction();
   }
   // SQLite's WAL hook, called after every commit with the frames now in the WAL.
   static int Committed(void* impl, sqlite3* db, const char* schema, int frames);
@@ -307,9 +305,9 @@ struct Store::Impl {
   const Clock& clock;
   LockFile lock;  // declared before conn: destroyed after it
   mutable std::mutex mu;
-  bool unsynced = false;  // guarded by mu: a Written() with Sync::kProcess is committing
-  Sync connection_sync = Sync::kDisk;        // guarded by mu: Open sets synchronous = FULL
-  std::unique_ptr<sqlite::Connection> conn;  // guarded by mu
+  Sync connection_sync = Sync::kDisk;          // guarded by mu: Open sets synchronous = FULL
+  std::unique_ptr<sqlite::Connection> conn;    // guarded by mu
+  std::unique_ptr<Checkpointer> checkpointer;  // none for ":memory:", which has no WAL
 };
 
 Result<int64_t> Store::Impl::InsertEvent(const std::string& key, int64_t at, std::string_view type,
@@ -322,12 +320,9 @@ Result<int64_t> Store::Impl::InsertEvent(const std::string& key, int64_t at, std
   return conn->LastInsertRowid();
 }
 
-int Store::Impl::Committed(void* impl, sqlite3* db, const char* schema, int frames) {
-  const bool unsynced = static_cast<const Impl*>(impl)->unsynced;
-  if (frames >= (unsynced ? kUnsyncedCheckpointFrames : kCheckpointFrames)) {
-    // PASSIVE, as SQLite's own: what readers still use is copied by a later one
-    sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
-  }
+int Store::Impl::Committed(void* impl, sqlite3*, const char*, int frames) {
+  Checkpointer* checkpointer = static_cast<const Impl*>(impl)->checkpointer.get();
+  if (frames >= kCheckpointFrames && checkpointer != nullptr) checkpointer->Request();
   return SQLITE_OK;
 }
 
@@ -410,6 +405,11 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, const Clock&
   if (auto migrated = Migrate(db); !migrated) return std::unexpected(std::move(migrated.error()));
 
   auto impl = std::make_unique<Impl>(path, clock, std::move(lock), std::move(*conn));
+  if (!memory) {
+    auto checkpointer = Checkpointer::Start(path);
+    if (!checkpointer) return std::unexpected(std::move(checkpointer.error()));
+    impl->checkpointer = std::move(*checkpointer);
+  }
   // replaces SQLite's automatic checkpoints
   sqlite3_wal_hook(impl->conn->handle(), &Impl::Committed, impl.get());
   return std::unique_ptr<Store>(new Store(std::move(impl)));
