@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <random>
-#include <thread>
 
 #include "slurm/job_outcome.h"
 #include "slurm/request_codec.h"
@@ -393,9 +392,9 @@ PassStats Engine::Tick() {
 
 template <typename Request>
 std::invoke_result_t<Request&> Engine::WhileServing(PassStats& stats, Serve serve,
-                                                    Request request) {
+                                                    KeptThread& helper, Request request) {
   std::optional<std::invoke_result_t<Request&>> answer;  // guarded by inbox_mu_
-  std::thread helper([&] {
+  helper.Start([&] {
     auto result = request();
     std::lock_guard lock(inbox_mu_);
     answer.emplace(std::move(result));
@@ -412,7 +411,7 @@ std::invoke_result_t<Request&> Engine::WhileServing(PassStats& stats, Serve serv
     lock.lock();
   }
   lock.unlock();
-  helper.join();
+  helper.Wait();
   return std::move(*answer);
 }
 
@@ -427,8 +426,9 @@ void Engine::FullTrack(PassStats& stats, int64_t poll_started) {
     if (s.job_id) ours.ids.push_back(*s.job_id);
   }
   std::sort(ours.ids.begin(), ours.ids.end());
-  Result<slurm::JobsSnapshot> snapshot = WhileServing(
-      stats, Serve::kIntentsAndCancels, [&] { return slurm_.JobsChangedSince(cursor_, ours); });
+  Result<slurm::JobsSnapshot> snapshot =
+      WhileServing(stats, Serve::kIntentsAndCancels, tracking_helper_,
+                   [&] { return slurm_.JobsChangedSince(cursor_, ours); });
   if (!snapshot) {
     stats.slurm_error = snapshot.error();
     return;
@@ -454,7 +454,7 @@ void Engine::LightTrack(PassStats& stats) {
   std::sort(asked.begin(), asked.end());
   // slurmctld refuses a long id list; past a few hundred, every job's state is the cheaper ask
   Result<std::vector<slurm::JobStateEntry>> states =
-      WhileServing(stats, Serve::kIntentsAndCancels, [&] {
+      WhileServing(stats, Serve::kIntentsAndCancels, tracking_helper_, [&] {
         return ids.size() > options_.max_ids_per_state_query ? slurm_.AllJobStates()
                                                              : slurm_.JobStates(ids);
       });
@@ -518,7 +518,7 @@ void Engine::FetchDetails(PassStats& stats) {
       if (s.job_id == ref.id) ref.sluid = s.sluid;
     }
   }
-  auto answers = WhileServing(stats, Serve::kIntentsAndCancels, [this, &refs] {
+  auto answers = WhileServing(stats, Serve::kIntentsAndCancels, tracking_helper_, [this, &refs] {
     std::vector<Result<std::vector<slurm::JobInfo>>> out(refs.size());
     detail_helpers_.Run(refs.size(), options_.submit_concurrency,
                         [&](size_t i) { out[i] = slurm_.GetJob(refs[i]); });
@@ -839,7 +839,7 @@ void Engine::CancelRequested(PassStats& stats) {
   if (keys.empty()) return;
   // Side by side, and on helper threads: intents arriving meanwhile are sent at once (which may
   // change active_, so the helpers see only their own copies).
-  std::vector<Status> results = WhileServing(stats, Serve::kIntents, [this, &refs] {
+  std::vector<Status> results = WhileServing(stats, Serve::kIntents, cancel_helper_, [this, &refs] {
     std::vector<Status> out(refs.size());
     cancel_helpers_.Run(refs.size(), options_.submit_concurrency,
                         [&](size_t i) { out[i] = slurm_.Cancel(refs[i]); });
@@ -930,7 +930,7 @@ void Engine::SubmitIntents(PassStats& stats) {
   bool sender_done = false;                     // guarded by mu
   // One thread sends them all (libcurl's multi interface in RestClient): a thread per POST in
   // flight cost more CPU, which slurmctld and slurmrestd then lacked on a small machine.
-  std::thread sender([&] {
+  submit_sender_.Start([&] {
     slurm_.SubmitReleased(
         requests, options_.submit_concurrency,
         [&](size_t i) {
@@ -1016,7 +1016,7 @@ void Engine::SubmitIntents(PassStats& stats) {
     }
     record_sent();
   }
-  sender.join();
+  submit_sender_.Wait();
 }
 
 store::Event Engine::Outcome(store::Submission& sub, const Result<slurm::SubmitReceipt>& result,

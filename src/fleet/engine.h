@@ -32,6 +32,7 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/kept_thread.h"
 #include "base/worker_pool.h"
 #include "fleet/active_submissions.h"
 #include "fleet/job_phase.h"
@@ -222,12 +223,13 @@ class Engine {
   // Applies a submit POST's result to `sub` and returns the event that records it.
   store::Event Outcome(store::Submission& sub, const Result<slurm::SubmitReceipt>& result,
                        PassStats& stats);
-  // Runs `request` (slurmrestd calls) on a helper thread and returns its answer. Meanwhile this
-  // thread sends the intents (and, with kIntentsAndCancels, the cancels) that arrive, so a slow
-  // job list (seconds, on a big cluster) or a round of cancels never holds them back.
+  // Runs `request` (slurmrestd calls) on `helper` and returns its answer. Meanwhile this thread
+  // sends the intents (and, with kIntentsAndCancels, the cancels) that arrive, so a slow job list
+  // (seconds, on a big cluster) or a round of cancels never holds them back.
   enum class Serve { kIntents, kIntentsAndCancels };
   template <typename Request>
-  std::invoke_result_t<Request&> WhileServing(PassStats& stats, Serve serve, Request request);
+  std::invoke_result_t<Request&> WhileServing(PassStats& stats, Serve serve, KeptThread& helper,
+                                              Request request);
   void CancelRequested(PassStats& stats);
   void CollectOrphans(PassStats& stats, int64_t poll_started);
   // Writes `s` with an event of `type` (none when empty), merging a concurrent cancel request.
@@ -239,6 +241,12 @@ class Engine {
   const Clock& clock_;
   EngineOptions options_;
 
+  // Threads kept from pass to pass. The tracking request's, and the cancels' (which
+  // CancelRequested sends while a tracking request is out), each a WhileServing helper; the
+  // thread that sends a pass's submit POSTs while this one records their outcomes.
+  KeptThread tracking_helper_;
+  KeptThread cancel_helper_;
+  KeptThread submit_sender_;
   // The threads of the GETs and of the cancels sent side by side, each used from one
   // WhileServing helper at a time. Two pools: cancels are sent while the GETs are answered.
   WorkerPool detail_helpers_;
