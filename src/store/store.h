@@ -4,14 +4,16 @@
 // another instance holds it.
 //
 // Thread safety: all methods may be called from any thread (one connection, serialized by a
-// mutex). Writes are on disk when the call returns (WAL, synchronous=FULL), unless the caller
-// asks for Sync::kProcess where it may.
+// mutex). Writes are on disk when the call returns (the WAL is synced after the commit, outside
+// the mutex, so a disk sync never holds up the other threads), unless the caller asks for
+// Sync::kProcess where it may.
 //
 // Errors: every SQLite failure comes back as an Error whose `where` is the file's path and whose
 // message names the operation ("update submission 'run-7': disk I/O error ..."); kUnavailable
 // when SQLite reports the file busy (someone else's write transaction outlasted the short busy
 // timeout: back off), kInternal otherwise. Nothing throws. A failed write leaves both the file
-// and the caller's Submission unchanged.
+// and the caller's Submission unchanged; the one exception is a failed disk sync after the
+// commit (an I/O error of the disk), whose error says that the write took effect.
 #pragma once
 
 #include <cstddef>
@@ -38,7 +40,7 @@ struct ListFilter {
 
 // How durable a write is when the call returns.
 enum class Sync {
-  kDisk,     // on disk: survives a power loss or an OS crash (fsync per transaction)
+  kDisk,     // on disk: survives a power loss or an OS crash (fdatasync of the WAL per write)
   kProcess,  // survives this process dying (kill -9), not a power loss: for state whose loss
              // the daemon recovers from after a restart (observed again from Slurm, or cleaned
              // up as an orphan). A later kDisk write syncs it too.
