@@ -39,6 +39,7 @@ void KeptThread::Serve() {
     task_ = nullptr;
     lock.unlock();
     task();
+    task = nullptr;  // what it holds is gone before Wait() returns
     lock.lock();
     busy_ = false;
     changed_.notify_all();

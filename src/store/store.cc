@@ -29,8 +29,12 @@ constexpr int kBusyTimeoutMs = 1000;
 // SQLite checkpoints after the commit that takes the WAL past 1000 frames, on the committing
 // connection: with the Store's lock held, and with a sync of the WAL and of the database file
 // whatever the commit asked for. The Store's WAL hook replaces that: the commit asks the
-// Checkpointer, which runs it on its own thread and connection, at the same threshold.
+// Checkpointer, which runs it on its own thread and connection. After a synced write at SQLite's
+// threshold; after writes without a sync only once the WAL is this much larger (64 MiB with
+// 4 KiB pages): a burst of them (a pass recording 10,000 changes) rewrites the same pages, and
+// each checkpoint would copy and sync them again.
 constexpr int kCheckpointFrames = 1000;
+constexpr int kUnsyncedCheckpointFrames = 16 * kCheckpointFrames;
 
 std::string Quoted(std::string_view key) { return "'" + std::string(key) + "'"; }
 
@@ -283,6 +287,7 @@ struct Store::Impl {
   Status Write(Sync sync, Transaction transaction) {
     {
       std::lock_guard guard(mu);
+      unsynced = sync != Sync::kDisk;
       Status written = transaction();
       if (!written || sync != Sync::kDisk || !wal) return written;
     }
@@ -299,6 +304,7 @@ struct Store::Impl {
   LockFile lock;  // declared before conn: destroyed after it
   mutable std::mutex mu;
   std::unique_ptr<sqlite::Connection> conn;    // guarded by mu
+  bool unsynced = false;                       // guarded by mu: the write committing asked no sync
   std::unique_ptr<Checkpointer> checkpointer;  // none for ":memory:", which has no WAL
   std::optional<UniqueFd> wal;                 // the WAL file, for SyncWal; none for ":memory:"
 };
@@ -326,8 +332,11 @@ Result<int64_t> Store::Impl::InsertEvent(const std::string& key, int64_t at, std
 }
 
 int Store::Impl::Committed(void* impl, sqlite3*, const char*, int frames) {
-  Checkpointer* checkpointer = static_cast<const Impl*>(impl)->checkpointer.get();
-  if (frames >= kCheckpointFrames && checkpointer != nullptr) checkpointer->Request();
+  const Impl& self = *static_cast<const Impl*>(impl);
+  if (self.checkpointer != nullptr &&
+      frames >= (self.unsynced ? kUnsyncedCheckpointFrames : kCheckpointFrames)) {
+    self.checkpointer->Request();
+  }
   return SQLITE_OK;
 }
 

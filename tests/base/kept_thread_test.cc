@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -59,6 +60,15 @@ TEST(KeptThreadTest, StartWaitsForTheTaskBeforeAndTasksNeverOverlap) {
   helper.Wait();
   EXPECT_EQ(done.load(), 5);
   EXPECT_EQ(widest.load(), 1);
+}
+
+TEST(KeptThreadTest, WhatATaskHoldsIsReleasedBeforeWaitReturns) {
+  KeptThread helper;
+  auto held = std::make_shared<int>(7);
+  std::weak_ptr<int> watch = held;
+  helper.Start([held = std::move(held)] { EXPECT_EQ(*held, 7); });
+  helper.Wait();
+  EXPECT_TRUE(watch.expired());
 }
 
 TEST(KeptThreadTest, WaitWithoutATaskReturnsAndDestructionWaitsForTheLastTask) {

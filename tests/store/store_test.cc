@@ -611,9 +611,10 @@ TEST_F(StoreTest, ConcurrentReadModifyWriteLosesNoUpdate) {
   EXPECT_EQ(store_->Get("counter")->attempts, kThreads * kIncrements);
 }
 
-TEST_F(StoreTest, AWalPastItsThresholdIsCheckpointedWithoutAnotherWrite) {
-  // The commit that takes the WAL past 1000 frames only asks; the checkpoint copies the WAL into
-  // the database file on the checkpointer's thread, with no further call into the store.
+TEST_F(StoreTest, ASyncedWritePastTheThresholdHasTheWalCheckpointedInTheBackground) {
+  // Writes without a disk sync leave the WAL to grow (up to 16,000 frames); the next synced write
+  // past 1000 frames asks for a checkpoint, which copies the WAL into the database file on the
+  // checkpointer's thread, with no further call into the store.
   const std::string path = dir_.File("state.db");
   auto store = OpenFile(path);
   ASSERT_TRUE(store);
@@ -630,7 +631,7 @@ TEST_F(StoreTest, AWalPastItsThresholdIsCheckpointedWithoutAnotherWrite) {
   const int64_t file_before = size_of(path);
   const auto wal_frames = [&] { return (size_of(path + "-wal") - 32) / (4096 + 24); };
   int round = 0;
-  for (; round < 400 && wal_frames() < 1100; ++round) {
+  for (; round < 400 && wal_frames() < 2500; ++round) {
     std::vector<std::pair<Submission*, std::optional<Event>>> seen;
     for (Submission& s : subs) {
       s.state_reason = "Priority" + std::to_string(round);
@@ -638,9 +639,13 @@ TEST_F(StoreTest, AWalPastItsThresholdIsCheckpointedWithoutAnotherWrite) {
     }
     ASSERT_TRUE(store->UpdateMany(seen, Sync::kProcess));
   }
-  ASSERT_GE(wal_frames(), 1100) << "the writes never filled the WAL";
+  ASSERT_GE(wal_frames(), 2500) << "the writes never filled the WAL";
+  std::this_thread::sleep_for(100ms);  // time for a checkpoint that should not have been asked
+  EXPECT_EQ(size_of(path), file_before) << "writes without disk sync had the WAL checkpointed";
 
-  // bounded: a checkpoint of ~1100 pages takes milliseconds
+  subs[0].attempts = 1;
+  ASSERT_TRUE(store->Update(subs[0]));
+  // bounded: a checkpoint of ~2500 pages takes milliseconds
   const auto deadline = std::chrono::steady_clock::now() + 10s;
   while (size_of(path) < file_before + 400 * 1024 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(5ms);
@@ -654,6 +659,7 @@ TEST_F(StoreTest, AWalPastItsThresholdIsCheckpointedWithoutAnotherWrite) {
   auto reopened = OpenFile(path);
   ASSERT_TRUE(reopened);
   EXPECT_EQ(reopened->Get("s199")->state_reason, "Priority" + std::to_string(round - 1));
+  EXPECT_EQ(reopened->Get("s0")->attempts, 1);
 }
 
 TEST_F(StoreTest, WritesWithoutDiskSyncAreKeptAcrossReopenAndAreAllOrNothingToo) {
