@@ -177,6 +177,11 @@ bool CurlTransport::Prepare(const HttpRequest& request, Transfer& t) {
   if (!t.curl) return false;
   CURL* curl = t.curl;
   curl_easy_reset(curl);  // keeps the handle's live connections and caches
+  // One idle connection per handle. A request that must have a fresh connection (below) leaves
+  // it in the handle's cache beside the older one, up to libcurl's default of five: with the
+  // engine's detail GETs and cancels side by side, the idle ones filled slurmrestd's 124
+  // connection slots, and it stopped accepting any (30-90 s stalls on the testbed).
+  curl_easy_setopt(curl, CURLOPT_MAXCONNECTS, 1L);
 
   t.url = url_base_ + request.path;
   curl_easy_setopt(curl, CURLOPT_URL, t.url.c_str());

@@ -6,8 +6,11 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <fstream>
 #include <mutex>
 #include <set>
+#include <sstream>
+#include <string>
 #include <thread>
 
 namespace slurmfleet::slurm {
@@ -108,6 +111,38 @@ TEST(CurlTransportTest, SendAllClosesEachConnectionSoAServerWithFewThreadsKeepsU
   std::vector<Result<HttpResponse>> answers = transport->SendAll(posts, 16);
   for (const Result<HttpResponse>& a : answers) ASSERT_TRUE(a) << a.error().ToString();
   EXPECT_EQ(server.requests(), 48);
+}
+
+// Established connections from this process to `port` (client sides only: their remote port).
+int ConnectionsTo(int port) {
+  std::ifstream tcp("/proc/net/tcp");
+  std::string line;
+  std::getline(tcp, line);  // header
+  int count = 0;
+  while (std::getline(tcp, line)) {
+    std::istringstream fields(line);
+    std::string slot, local, remote, state;
+    fields >> slot >> local >> remote >> state;
+    const int remote_port = std::stoi(remote.substr(remote.find(':') + 1), nullptr, 16);
+    if (remote_port == port && state == "01") ++count;
+  }
+  return count;
+}
+
+TEST(CurlTransportTest, AHandleKeepsOneIdleConnectionWhateverItsRequestsForcedOpen) {
+  // A POST always gets a fresh connection; libcurl would keep the old ones too, up to five a
+  // handle, and a server with a connection limit (slurmrestd: 124) stops accepting new ones.
+  EchoServer server;
+  auto transport = Make(server.url());
+  const int port = std::stoi(server.url().substr(server.url().rfind(':') + 1));
+  for (int i = 0; i < 8; ++i) {
+    auto answer = transport->Send({"POST", "/job/submit", "{}", {}});
+    ASSERT_TRUE(answer) << answer.error().ToString();
+    auto get = transport->Send({"GET", "/jobs", "", {}});
+    ASSERT_TRUE(get) << get.error().ToString();
+  }
+  EXPECT_EQ(server.ports(), 8u) << "each POST on a connection of its own";
+  EXPECT_LE(ConnectionsTo(port), 1);
 }
 
 TEST(CurlTransportTest, SendAllToAPortNobodyListensOnSaysEachWasNeverSent) {
