@@ -113,7 +113,7 @@ TEST(CurlTransportTest, SendAllClosesEachConnectionSoAServerWithFewThreadsKeepsU
   EXPECT_EQ(server.requests(), 48);
 }
 
-// Established connections from this process to `port` (client sides only: their remote port).
+// Established connections to 127.0.0.1:`port` (the client sides: their remote end is it).
 int ConnectionsTo(int port) {
   std::ifstream tcp("/proc/net/tcp");
   std::string line;
@@ -124,7 +124,8 @@ int ConnectionsTo(int port) {
     std::string slot, local, remote, state;
     fields >> slot >> local >> remote >> state;
     const int remote_port = std::stoi(remote.substr(remote.find(':') + 1), nullptr, 16);
-    if (remote_port == port && state == "01") ++count;
+    const bool loopback = remote.rfind("0100007F:", 0) == 0;
+    if (loopback && remote_port == port && state == "01") ++count;
   }
   return count;
 }
