@@ -146,6 +146,7 @@ ProvisionStats Provisioner::Tick() {
     // Queue ids start again after an unclean restart (CONTRACT.md 2.2): what was noted of the
     // last session's items would be taken for new items of the same ids.
     waiting_.clear();
+    left_.clear();
     noted_.clear();
     debug_told_.clear();
   }
@@ -876,13 +877,22 @@ void Provisioner::TellRefusal(const std::string& agent, const std::string& what,
 // one build. Jenkins names no node for a Pipeline block's run, so those stay unseen.
 void Provisioner::NoticeUnseenBuilds(const std::vector<jenkins::QueueItem>& wanted,
                                      const std::map<std::string, jenkins::Computer>& nodes) {
+  const int64_t now = NowMs();
   std::set<int64_t> waiting;
   for (const jenkins::QueueItem& item : wanted) waiting.insert(item.id);
-  std::vector<int64_t> left;
   for (int64_t id : waiting_) {
-    if (!waiting.contains(id)) left.push_back(id);
+    if (!waiting.contains(id)) left_.emplace(id, now);
   }
   waiting_ = std::move(waiting);
+  const bool claimable = std::any_of(agents_.begin(), agents_.end(), [](const auto& entry) {
+    return entry.second.idle_minutes == 0 && entry.second.builds == 0;
+  });
+  const int64_t window = std::chrono::duration_cast<std::chrono::milliseconds>(kFateWindow).count();
+  std::erase_if(left_, [&](const auto& e) {
+    return !claimable || now - e.second >= window || waiting_.contains(e.first);
+  });
+  while (left_.size() > kMaxLeftItems) left_.erase(left_.begin());  // the oldest are let go
+
   std::map<std::string, Agent*> unused;
   for (auto& [name, agent] : agents_) {
     auto node = nodes.find(name);
@@ -891,15 +901,39 @@ void Provisioner::NoticeUnseenBuilds(const std::vector<jenkins::QueueItem>& want
       unused.emplace(name, &agent);
     }
   }
-  if (left.size() > kMaxFateChecks) left.resize(kMaxFateChecks);  // the rest are let go
-  for (int64_t id : left) {
-    if (unused.empty()) return;
+  size_t asked = 0;
+  for (auto it = left_.begin(); it != left_.end() && !unused.empty() && asked < kMaxFateChecks;
+       ++asked) {
+    const int64_t id = it->first;
     Result<jenkins::ItemFate> fate = jenkins_.Fate(id);
-    if (!fate || !fate->left || fate->executable_url.empty()) continue;
+    if (!fate) {
+      // forgotten: it left long ago; any other failure is asked again at the next pass
+      it = fate.error().code == Code::kNotFound ? left_.erase(it) : std::next(it);
+      continue;
+    }
+    if (!fate->left) {
+      ++it;  // still queued, only not wanting an executor now (blocked)
+      continue;
+    }
+    if (fate->executable_url.empty()) {
+      it = left_.erase(it);  // cancelled
+      continue;
+    }
     Result<jenkins::RunInfo> run = jenkins_.Run(fate->executable_url);
-    if (!run) continue;
+    if (!run) {
+      it = run.error().code == Code::kInvalidInput ? left_.erase(it) : std::next(it);
+      continue;
+    }
     auto found = unused.find(run->built_on);
-    if (found == unused.end()) continue;
+    if (found == unused.end()) {
+      // On an agent of ours that does not look unused yet (its node not yet seen connected, or
+      // still building in this pass's answer): ask again once it does.
+      auto agent = agents_.find(run->built_on);
+      const bool later = agent != agents_.end() && agent->second.builds == 0;
+      it = later ? std::next(it) : left_.erase(it);
+      continue;
+    }
+    it = left_.erase(it);
     Agent& agent = *found->second;
     unused.erase(found);
     agent.build_url = fate->executable_url;

@@ -175,8 +175,13 @@ class Provisioner {
   void EndAgent(Agent& agent, bool failed, const std::string& type, const std::string& outcome);
   void DeleteStrayNodes(const std::map<std::string, jenkins::Computer>& nodes);
   // Finds the one build of a one-build agent that ran between two passes, through the items that
-  // left the queue since the last pass (at most kMaxFateChecks of them, two GETs each).
+  // left the queue (at most kMaxFateChecks of them a pass, two GETs each). An item is asked about
+  // once some such agent looks unused, which may be passes after it left: it can be taken while
+  // its agent still looks starting or busy in that pass's answers. It is let go once its run is
+  // known, when no agent could still claim it, or after kFateWindow (Jenkins forgets it then).
   static constexpr size_t kMaxFateChecks = 16;
+  static constexpr size_t kMaxLeftItems = 256;
+  static constexpr std::chrono::minutes kFateWindow{5};
   void NoticeUnseenBuilds(const std::vector<jenkins::QueueItem>& wanted,
                           const std::map<std::string, jenkins::Computer>& nodes);
   // A call Jenkins will keep refusing (403: a permission is missing; 401; a redirect away).
@@ -213,7 +218,8 @@ class Provisioner {
   std::map<std::string, int64_t> disconnected_since_;  // online agents whose channel is down
   std::set<std::string> warned_;  // agents already told "waiting for Jenkins/slurmrestd"
   std::set<std::pair<std::string, std::string>> refusals_told_;  // (agent, action)
-  std::set<int64_t> waiting_;  // the queue items provisioned for at the last pass
+  std::set<int64_t> waiting_;        // the queue items provisioned for at the last pass
+  std::map<int64_t, int64_t> left_;  // items gone from the queue, not yet asked about -> ms gone
 
   mutable std::mutex status_mu_;
   ProvisionerStatus status_;  // guarded by status_mu_

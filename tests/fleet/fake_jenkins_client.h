@@ -106,6 +106,7 @@ class FakeJenkinsClient final : public jenkins::Client {
   }
   Result<jenkins::ItemFate> Fate(int64_t queue_id) override {
     ++fate_calls;
+    if (fail_fates) return Fail(Code::kUnavailable, "HTTP 503", "GET");
     auto it = fates.find(queue_id);
     if (it == fates.end()) return Fail(Code::kNotFound, "no queue item", "GET");
     return it->second;
@@ -166,6 +167,7 @@ class FakeJenkinsClient final : public jenkins::Client {
   std::map<int64_t, jenkins::ItemFate> fates;    // what became of items that left the queue
   std::map<std::string, jenkins::RunInfo> runs;  // by run URL
   int fate_calls = 0, run_calls = 0;
+  bool fail_fates = false;     // Fate answers 503 while set
   bool refuse_drain = false;   // Drain answers 403 while set
   bool refuse_delete = false;  // DeleteNode answers 403 while set
   // Runs once, right after the next Computers() took its answer: what Jenkins did meanwhile.

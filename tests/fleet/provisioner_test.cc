@@ -85,6 +85,7 @@ class ProvisionerTest : public ::testing::Test {
     o.instance = "test";
     o.debug_log = [this](std::string_view line) { debug_lines_.emplace_back(line); };
     o.jenkins_concurrency = 1;  // the fake Jenkins is not thread-safe
+    o.unused_agent_limit = unused_agent_limit_;
     std::vector<ProvisionerCloud> clouds = {{"c2", engines_[1].get(), &slurm2_}};
     if (with_c1) clouds.insert(clouds.begin(), {"c1", engines_[0].get(), &slurm1_});
     auto p = Provisioner::Create(jenkins_, *templates_, *store_, clock_, std::move(clouds), o);
@@ -190,6 +191,7 @@ class ProvisionerTest : public ::testing::Test {
   std::unique_ptr<TemplateRegistry> templates_;
   std::unique_ptr<Provisioner> provisioner_;
   std::vector<std::string> debug_lines_;
+  std::chrono::seconds unused_agent_limit_ = ProvisionerOptions().unused_agent_limit;
 };
 
 // CONTRACT.md 8: the agent's Java must be as new as the controller asks (17; 21 from 2.545).
@@ -489,6 +491,52 @@ TEST_F(ProvisionerTest, AnItemThatLeftForAnotherNodeOrAPipelineRunLeavesTheAgent
   ASSERT_TRUE(jenkins_.nodes.contains(name));
   EXPECT_FALSE(jenkins_.nodes.at(name).temporarily_offline);
   for (const Agent& a : Agents()) EXPECT_EQ(a.builds, 0) << a.name;
+}
+
+// The CI failure that found this: the agent connected and took its 20-ms build after the pass's
+// first look at the nodes, so the pass saw the item gone while the agent still looked starting.
+TEST_F(ProvisionerTest, AnItemTakenWhileItsAgentStillLookedStartingIsAskedAboutOnceItLooksUnused) {
+  const int64_t id = jenkins_.Enqueue("linux");
+  Pass();
+  const std::string name = jenkins_.nodes.begin()->first;
+  slurm1_.SetState(slurm1_.jobs().begin()->first, {"RUNNING"});
+  const std::string run = "http://jenkins.test/job/j/1/";
+  jenkins_.after_next_computers = [&] {
+    jenkins_.Connect(name);
+    jenkins_.StartBuild(name, run);
+  };
+  Pass();
+  EXPECT_EQ(jenkins_.fate_calls, 0) << "no agent looked unused";
+  jenkins_.EndBuild(name);
+  jenkins_.fates[id] = {true, false, run};
+  jenkins_.runs[run] = {false, "SUCCESS", name};
+  Pass();
+  EXPECT_EQ(jenkins_.fate_calls, 1);
+  EXPECT_TRUE(jenkins_.nodes.at(name).temporarily_offline) << "drained: no second build";
+  ASSERT_EQ(Agents().size(), 1u);
+  EXPECT_EQ(Agents()[0].builds, 1) << Events(name);
+  Pass();
+  EXPECT_EQ(jenkins_.fate_calls, 1) << "an item is asked about until its run is known";
+}
+
+TEST_F(ProvisionerTest, AnItemWhoseFateCouldNotBeAskedIsAskedAgainButNotPastTheWindow) {
+  unused_agent_limit_ = 1h;  // the agent outlives the window
+  provisioner_ = MakeProvisioner();
+  const int64_t id = jenkins_.Enqueue("linux");
+  const std::string name = ConnectFirstAgent();
+  Pass();
+  std::erase_if(jenkins_.queue, [&](const jenkins::QueueItem& i) { return i.id == id; });
+  jenkins_.fail_fates = true;
+  Pass();
+  EXPECT_EQ(jenkins_.fate_calls, 1);
+  Pass();
+  EXPECT_EQ(jenkins_.fate_calls, 2) << "a failed call is asked again";
+  Advance(5min);
+  Pass();
+  EXPECT_EQ(jenkins_.fate_calls, 2) << "Jenkins has forgotten it by now";
+  ASSERT_EQ(Agents().size(), 1u);
+  EXPECT_EQ(Agents()[0].phase, AgentPhase::kOnline) << Events(name);
+  EXPECT_EQ(Agents()[0].builds, 0) << Events(name);
 }
 
 TEST_F(ProvisionerTest, ABuildSeenOnItsNodeCostsNoQuestionsAboutTheQueue) {
