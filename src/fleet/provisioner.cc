@@ -936,15 +936,16 @@ void Provisioner::NoticeUnseenBuilds(const std::vector<jenkins::QueueItem>& want
     it = left_.erase(it);
     Agent& agent = *found->second;
     unused.erase(found);
+    // drained first, as in Watch: the agent is idle now, and Jenkins hands it the next item
+    Status drained = jenkins_.Drain(
+        agent.name, "slurmfleet: one build per agent; " + JobText(agent) + " ends after it");
+    if (drained || drained.error().code == Code::kNotFound) agent.drained = true;
     agent.build_url = fate->executable_url;
     ++agent.builds;
     agent.idle_since_ms = 0;
     Save(agent, "build",
          "build started: " + agent.build_url +
              (run->building ? "" : " (and ended between two looks at the node)"));
-    Status drained = jenkins_.Drain(
-        agent.name, "slurmfleet: one build per agent; " + JobText(agent) + " ends after it");
-    if (drained || drained.error().code == Code::kNotFound) agent.drained = true;
   }
 }
 
@@ -1047,29 +1048,31 @@ void Provisioner::Watch(Agent& agent, const jenkins::Computer* node, const store
   for (const jenkins::Executor& e : node->executors) {
     if (!e.current_url.empty()) current = e.current_url;
   }
-  if (!current.empty() && current != agent.build_url) {
-    agent.build_url = current;
-    ++agent.builds;
-    agent.idle_since_ms = 0;
-    Save(agent, "build", "build started: " + current);
-    WarnIfOutsideFolders(agent, current, snapshot);
-  }
-  // Until it holds, every pass during the build: a drain that failed, or that a daemon killed
-  // right after recording the build's start never sent, is sent again.
   if (!current.empty()) {
-    // A drain that Jenkins forgot (before 2.482 a restart clears temporarilyOffline) is sent
-    // again too: the resumed agent would otherwise take a second build.
+    // Drained before the build's start is recorded: Jenkins hands the idle agent the next item
+    // as soon as a short build ends, and the record's disk sync takes milliseconds. Until it
+    // holds, every pass during the build: a drain that failed, or that Jenkins forgot (before
+    // 2.482 a restart clears temporarilyOffline), is sent again; the resumed agent would
+    // otherwise take a second build.
+    bool drained_now = false;
     if (agent.idle_minutes == 0 && (!agent.drained || !node->temporarily_offline)) {
       Status drained = jenkins_.Drain(
           agent.name, "slurmfleet: one build per agent; " + JobText(agent) + " ends after it");
       if (drained || drained.error().code == Code::kNotFound) {
-        agent.drained = true;
-        Save(agent, "drain", "node marked offline so it takes no second build");
+        agent.drained = drained_now = true;
       } else if (Refused(drained)) {
         TellRefusal(agent.name, "mark the node offline (it may take a second build)",
                     drained.error());
       }
     }
+    if (current != agent.build_url) {
+      agent.build_url = current;
+      ++agent.builds;
+      agent.idle_since_ms = 0;
+      Save(agent, "build", "build started: " + current);
+      WarnIfOutsideFolders(agent, current, snapshot);
+    }
+    if (drained_now) Save(agent, "drain", "node marked offline so it takes no second build");
     return;
   }
   if (current.empty() && !agent.build_url.empty()) {

@@ -79,6 +79,7 @@ class FakeJenkinsClient final : public jenkins::Client {
   }
   Status Drain(const std::string& name, const std::string& message) override {
     if (refuse_drain) return Fail(Code::kRejected, "403: missing Agent/Disconnect", "POST");
+    if (on_drain) on_drain(name);
     auto it = nodes.find(name);
     if (it == nodes.end()) return Fail(Code::kNotFound, "no node", "POST");
     it->second.temporarily_offline = true;
@@ -167,9 +168,10 @@ class FakeJenkinsClient final : public jenkins::Client {
   std::map<int64_t, jenkins::ItemFate> fates;    // what became of items that left the queue
   std::map<std::string, jenkins::RunInfo> runs;  // by run URL
   int fate_calls = 0, run_calls = 0;
-  bool fail_fates = false;     // Fate answers 503 while set
-  bool refuse_drain = false;   // Drain answers 403 while set
-  bool refuse_delete = false;  // DeleteNode answers 403 while set
+  bool fail_fates = false;                           // Fate answers 503 while set
+  bool refuse_drain = false;                         // Drain answers 403 while set
+  std::function<void(const std::string&)> on_drain;  // called at each Drain, before it acts
+  bool refuse_delete = false;                        // DeleteNode answers 403 while set
   // Runs once, right after the next Computers() took its answer: what Jenkins did meanwhile.
   std::function<void()> after_next_computers;
 

@@ -539,6 +539,31 @@ TEST_F(ProvisionerTest, AnItemWhoseFateCouldNotBeAskedIsAskedAgainButNotPastTheW
   EXPECT_EQ(Agents()[0].builds, 0) << Events(name);
 }
 
+// Jenkins hands an idle one-build agent the next item as soon as a short build ends: the node is
+// taken off the market before the build is recorded (a disk sync), in both ways a build is found.
+TEST_F(ProvisionerTest, AOneBuildAgentSeenBuildingIsDrainedBeforeItsBuildIsRecorded) {
+  std::vector<int> builds_at_drain;
+  jenkins_.on_drain = [&](const std::string&) { builds_at_drain.push_back(Agents()[0].builds); };
+  StartOneBuild();
+  EXPECT_EQ(builds_at_drain, std::vector<int>{0});
+  EXPECT_EQ(Agents()[0].builds, 1);
+}
+
+TEST_F(ProvisionerTest, AOneBuildAgentWhoseBuildIsFoundThroughItsItemIsDrainedFirst) {
+  const int64_t id = jenkins_.Enqueue("linux");
+  const std::string name = ConnectFirstAgent();
+  Pass();
+  const std::string run = "http://jenkins.test/job/j/1/";
+  std::erase_if(jenkins_.queue, [&](const jenkins::QueueItem& i) { return i.id == id; });
+  jenkins_.fates[id] = {true, false, run};
+  jenkins_.runs[run] = {false, "SUCCESS", name};
+  std::vector<int> builds_at_drain;
+  jenkins_.on_drain = [&](const std::string&) { builds_at_drain.push_back(Agents()[0].builds); };
+  Pass();
+  EXPECT_EQ(builds_at_drain, std::vector<int>{0});
+  EXPECT_EQ(Agents()[0].builds, 1);
+}
+
 TEST_F(ProvisionerTest, ABuildSeenOnItsNodeCostsNoQuestionsAboutTheQueue) {
   StartOneBuild();
   jenkins_.queue.clear();
