@@ -4,6 +4,7 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <random>
 
 #include "slurm/job_outcome.h"
@@ -110,7 +111,10 @@ Result<std::unique_ptr<Engine>> Engine::Create(store::Store& store, slurm::Clien
   filter.requests = false;  // RequestOf reads an intent's when it is sent
   Result<std::vector<store::Submission>> live = store.List(filter);
   if (!live) return std::unexpected(live.error());
-  for (store::Submission& s : *live) engine->active_.Put(std::move(s));
+  for (store::Submission& s : *live) {
+    engine->Note(s);
+    engine->active_.Put(std::move(s));
+  }
   engine->active_count_ = engine->active_.size();
   // No entry: a first start, or one after a version that synced every mark.
   Result<std::optional<std::string>> clean = store.GetMeta(engine->StoppedCleanlyMeta());
@@ -302,8 +306,14 @@ void Engine::Take(store::Submission s, std::map<std::string, Sent>& sent_now) {
     requests_.erase(s.key);
     active_.Erase(s.key);
   } else {
+    Note(s);
     active_.Put(std::move(s));
   }
+}
+
+void Engine::Note(const store::Submission& s) {
+  if (s.phase == Phase::kIntent) intent_keys_.insert(s.key);
+  if (s.cancel_requested) cancel_keys_.insert(s.key);
 }
 
 bool Engine::HasNewWork() const { return !inbox_.empty() || !arrived_.empty(); }
@@ -713,6 +723,7 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
                  full_list_at_ >
                      s.submit_sent_at + static_cast<int64_t>(options_.absence_margin.count())) {
         s.phase = Phase::kIntent;
+        Note(s);
         seen.Record(s, "absent",
                     "no job carries this submission's tag " +
                         std::to_string(full_list_at_ - s.submit_sent_at) +
@@ -821,8 +832,14 @@ void Engine::Commit(Observations& seen) {
 void Engine::CancelRequested(PassStats& stats) {
   std::vector<std::string> keys;
   std::vector<slurm::JobRef> refs;
-  for (store::Submission& s : active_) {
-    if (!s.cancel_requested || store::IsTerminal(s.phase)) continue;
+  for (auto it = cancel_keys_.begin(); it != cancel_keys_.end();) {
+    store::Submission* found = active_.Find(*it);
+    if (!found || !found->cancel_requested || store::IsTerminal(found->phase)) {
+      it = cancel_keys_.erase(it);
+      continue;
+    }
+    ++it;
+    store::Submission& s = *found;
     if (s.phase == Phase::kIntent) {
       s.phase = Phase::kCancelled;
       s.failure = "cancelled before it was submitted";
@@ -890,9 +907,15 @@ void Engine::SubmitIntents(PassStats& stats) {
   };
   std::vector<Outgoing> batch;
   std::vector<slurm::JobRequest> requests;  // batch[i]'s
-  for (store::Submission& s : active_) {
-    if (batch.size() >= options_.max_submits_per_pass) break;
-    if (s.phase != Phase::kIntent || s.cancel_requested) continue;
+  for (auto it = intent_keys_.begin();
+       it != intent_keys_.end() && batch.size() < options_.max_submits_per_pass;) {
+    store::Submission* found = active_.Find(*it);
+    if (!found || found->phase != Phase::kIntent || found->cancel_requested) {
+      it = intent_keys_.erase(it);  // a cancel request is CancelRequested's to end
+      continue;
+    }
+    ++it;  // kept until it is no longer an intent: one the store could not read now is tried again
+    store::Submission& s = *found;
     Result<slurm::JobRequest> request = RequestOf(s);
     if (!request && request.error().code == Code::kUnavailable) continue;  // store busy: retry
     if (!request) {
@@ -928,6 +951,8 @@ void Engine::SubmitIntents(PassStats& stats) {
   std::vector<char> recorded(batch.size(), 0);  // this thread's: outcome written
   size_t recorded_count = 0;                    // this thread's
   bool sender_done = false;                     // guarded by mu
+  // guarded by mu: the sent_count this thread waits for; an answer short of it wakes no one
+  size_t wake_at = SIZE_MAX;
   // One thread sends them all (libcurl's multi interface in RestClient): a thread per POST in
   // flight cost more CPU, which slurmctld and slurmrestd then lacked on a small machine.
   submit_sender_.Start([&] {
@@ -940,13 +965,14 @@ void Engine::SubmitIntents(PassStats& stats) {
           return Release::kNow;
         },
         [&](size_t i, Result<slurm::SubmitReceipt> result) {
+          bool wake = false;
           {
             std::lock_guard lock(mu);
             batch[i].result = std::move(result);
             sent[i] = 1;
-            ++sent_count;
+            wake = ++sent_count >= wake_at;
           }
-          progress.notify_all();
+          if (wake) progress.notify_all();
         });
     {
       std::lock_guard lock(mu);
@@ -1010,8 +1036,8 @@ void Engine::SubmitIntents(PassStats& stats) {
   while (true) {
     {
       std::unique_lock lock(mu);
-      progress.wait(lock,
-                    [&] { return sender_done || sent_count >= recorded_count + first_chunk; });
+      wake_at = recorded_count + first_chunk;
+      progress.wait(lock, [&] { return sender_done || sent_count >= wake_at; });
       if (sender_done && recorded_count == sent_count) break;
     }
     record_sent();
@@ -1045,6 +1071,7 @@ store::Event Engine::Outcome(store::Submission& sub, const Result<slurm::SubmitR
     case Code::kAuth:
       // provably not accepted: it is safe to send again later
       sub.phase = Phase::kIntent;
+      Note(sub);
       stats.slurm_error = e;
       event.type = "warn";
       event.message = "not submitted, will retry: " + e.ToString();

@@ -180,6 +180,10 @@ class Engine {
   void LoadActive();
   void TakeInbox();
   void Take(store::Submission s, std::map<std::string, Sent>& sent_now);
+  // Notes `s` among the intents to send or the cancels to send when it is one, so that neither
+  // needs a walk through every live submission. Called where the engine makes a submission an
+  // intent, and by Take for every submission handed over (a cancel request comes that way).
+  void Note(const store::Submission& s);
   bool HasNewWork() const;  // inbox_mu_ held: something to take
   // An intent's request: as handed over, else read back from the store and decoded.
   Result<slurm::JobRequest> RequestOf(const store::Submission& s);
@@ -254,6 +258,11 @@ class Engine {
 
   // Owned by the engine thread.
   ActiveSubmissions active_;
+  // Keys of the submissions that were intents, or had a cancel requested, when last noted: what
+  // SubmitIntents and CancelRequested look at, twice a pass each. An entry is checked against its
+  // submission when used and dropped once it no longer applies.
+  std::set<std::string> intent_keys_;
+  std::set<std::string> cancel_keys_;
   std::optional<slurm::Seconds> cursor_;  // last_update of the last job list
   // What the last full list showed of a job carrying our tag: what adopting it or collecting it
   // as an orphan reads, not the whole record (a list can hold thousands of our jobs).
