@@ -177,7 +177,6 @@ class Engine {
   };
 
   int64_t Now() const;
-  void LoadActive();
   void TakeInbox();
   void Take(store::Submission s, std::map<std::string, Sent>& sent_now);
   // Notes `s` among the intents to send or the cancels to send when it is one, so that neither
