@@ -1,7 +1,8 @@
 // The engine at scale on the real testbed: N held jobs tracked by one engine. Prints, measured in
 // one run: requests per tracking pass, CPU time per pass (steady, and when the job list changed),
 // process RSS; and submit throughput of the engine against raw concurrent POSTs of the same job
-// to the same slurmrestd, as a ratio.
+// to the same slurmrestd (from as many threads, and from one thread as the engine sends), as
+// ratios.
 //
 //   engine_bench [--jobs N] [--seconds S] [--raw-threads T] [--script-bytes B] [--others M]
 //                [--full-every F] [--quiet] [--keep]
@@ -173,6 +174,26 @@ int PostConcurrently(slurm::Transport& transport, const std::string& body, const
   return failures;
 }
 
+// The same POSTs, `at_once` in flight from this one thread through libcurl's multi interface, as
+// the engine sends its own; returns how many failed.
+int PostFromOneThread(slurm::Transport& transport, const std::string& body, const Secret& jwt,
+                      int count, int at_once) {
+  std::vector<slurm::HttpRequest> posts(count, {"POST", "/slurm/v0.0.45/job/submit", body, jwt});
+  int failures = 0;
+  for (const Result<slurm::HttpResponse>& r : transport.SendAll(posts, at_once)) {
+    if (!r || r->status != 200) ++failures;
+  }
+  return failures;
+}
+
+// One raw arm's totals over its rounds.
+struct RawArm {
+  double s = 0, cpu_ms = 0;
+  long switches = 0;
+  int jobs = 0;
+  std::vector<double> round_s;  // seconds per job in each round
+};
+
 int Die(const std::string& why) {
   std::cerr << "engine_bench: " << why << "\n";
   return 1;
@@ -276,12 +297,16 @@ int main(int argc, char** argv) {
   const int round_size = std::min(jobs, 200);
   const int rounds = std::max(1, jobs / round_size);
   const int stride = std::max(1, jobs / 2000);
-  std::vector<double> engine_round_s, raw_round_s;  // seconds per job in each round
-  std::vector<int> raw_after;                       // the engine round each raw round follows
-  double engine_s = 0, raw_s = 0, engine_cpu_ms = 0, raw_cpu_ms = 0;
-  long engine_switches = 0, raw_switches = 0;
-  int raw_jobs = 0;
-  std::atomic<int> failures{0};
+  std::vector<double> engine_round_s;  // seconds per job in each round
+  std::vector<int> raw_after;          // the engine round each raw round follows
+  double engine_s = 0, engine_cpu_ms = 0;
+  long engine_switches = 0;
+  // Two raw arms: POSTs from as many threads as the engine has in flight, and the same number in
+  // flight from one thread through libcurl's multi interface, which is how the engine sends. The
+  // second tells what of the engine's gap to the first is that way of sending, and what is its
+  // own bookkeeping.
+  RawArm raw, one_thread;
+  int failures = 0;
   for (int round = 0; round < rounds; ++round) {
     const int n = jobs / rounds + (round < jobs % rounds ? 1 : 0);
     for (int i = 0; i < n; ++i) {
@@ -305,26 +330,39 @@ int main(int argc, char** argv) {
       return give_up(fmt::format("engine submitted {} of {}", pass.submitted, n));
     if (round % stride != stride / 2 || round == rounds - 1) continue;
 
-    // ... against raw concurrent POSTs of the same body, without any bookkeeping
-    t0 = Steady::now();
-    cpu0 = CpuMs();
-    switches0 = Switches();
-    failures += PostConcurrently(**transport, body, token->jwt, round_size, raw_threads);
-    const double raw_took = std::chrono::duration<double>(Steady::now() - t0).count();
-    raw_s += raw_took;
-    raw_round_s.push_back(raw_took / round_size);
-    raw_cpu_ms += CpuMs() - cpu0;
-    raw_switches += Switches() - switches0;
-    raw_jobs += round_size;
+    // ... against raw POSTs of the same body, without any bookkeeping: both raw arms after the
+    // same engine round, each going first every other time
+    auto raw_round = [&](RawArm& arm, bool threads) {
+      const auto started = Steady::now();
+      const double cpu_before = CpuMs();
+      const long switches_before = Switches();
+      failures += threads
+                      ? PostConcurrently(**transport, body, token->jwt, round_size, raw_threads)
+                      : PostFromOneThread(**transport, body, token->jwt, round_size, raw_threads);
+      const double raw_took = std::chrono::duration<double>(Steady::now() - started).count();
+      arm.s += raw_took;
+      arm.round_s.push_back(raw_took / round_size);
+      arm.cpu_ms += CpuMs() - cpu_before;
+      arm.switches += Switches() - switches_before;
+      arm.jobs += round_size;
+    };
+    const bool threads_first = raw_after.size() % 2 == 0;
+    raw_round(threads_first ? raw : one_thread, threads_first);
+    raw_round(threads_first ? one_thread : raw, !threads_first);
     raw_after.push_back(round);
   }
-  double engine_rate = jobs / engine_s, raw_rate = raw_jobs / raw_s;
-  std::vector<double> local;  // each raw round against its neighbouring engine rounds
-  for (size_t k = 0; k < raw_round_s.size(); ++k) {
-    const int r = raw_after[k];
-    local.push_back(raw_round_s[k] * 2 / (engine_round_s[r] + engine_round_s[r + 1]));
-  }
-  std::sort(local.begin(), local.end());
+  const double engine_rate = jobs / engine_s, raw_rate = raw.jobs / raw.s,
+               one_thread_rate = one_thread.jobs / one_thread.s;
+  // each raw round against the engine rounds just before and after it, which met the same load
+  auto local = [&](const RawArm& arm) {
+    std::vector<double> ratios;
+    for (size_t k = 0; k < arm.round_s.size(); ++k) {
+      const int r = raw_after[k];
+      ratios.push_back(arm.round_s[k] * 2 / (engine_round_s[r] + engine_round_s[r + 1]));
+    }
+    std::sort(ratios.begin(), ratios.end());
+    return ratios;
+  };
   std::cout << fmt::format(
       "submit: engine {:.0f} jobs/s ({} jobs in {} passes of {}: intents marked in one "
       "transaction per chunk before its POSTs, {} POSTs in flight, outcomes recorded as they "
@@ -333,22 +371,36 @@ int main(int argc, char** argv) {
   std::cout << fmt::format("        every job's submit body: {} bytes (--script-bytes {})\n",
                            body.size(), script_bytes);
   std::cout << fmt::format(
-      "        raw    {:.0f} jobs/s ({} POSTs over {} threads, {} rounds of {}, {} failed)\n",
-      raw_rate, raw_jobs, raw_threads, raw_round_s.size(), round_size, failures.load());
-  std::cout << fmt::format("        ratio engine/raw = {:.2f}\n", engine_rate / raw_rate);
-  if (!local.empty()) {
+      "        raw    {:.0f} jobs/s ({} POSTs over {} threads, {} rounds of {})\n"
+      "        raw, one thread {:.0f} jobs/s ({} POSTs, {} at a time through libcurl's multi "
+      "interface, as the engine sends; each raw round after the same engine round, each arm "
+      "first every other time; {} of all raw POSTs failed)\n",
+      raw_rate, raw.jobs, raw_threads, raw.round_s.size(), round_size, one_thread_rate,
+      one_thread.jobs, raw_threads, failures);
+  std::cout << fmt::format(
+      "        ratio engine/raw = {:.2f} (engine/raw one thread {:.2f}, raw one thread/raw "
+      "{:.2f})\n",
+      engine_rate / raw_rate, engine_rate / one_thread_rate, one_thread_rate / raw_rate);
+  for (const auto& [name, arm] :
+       {std::pair<const char*, const RawArm*>{"raw", &raw}, {"raw, one thread", &one_thread}}) {
+    std::vector<double> ratios = local(*arm);
+    if (ratios.empty()) continue;
     std::cout << fmt::format(
-        "        each raw round against the engine rounds around it: min {:.2f}, median {:.2f}, "
+        "        each {} round against the engine rounds around it: min {:.2f}, median {:.2f}, "
         "max {:.2f}\n",
-        local.front(), Median(local), local.back());
+        name, ratios.front(), Median(ratios), ratios.back());
   }
   // This process shares the machine's cores with slurmrestd and slurmctld: its own CPU per job
   // is what it takes away from them.
+  auto per_job = [](double total, int n) { return n > 0 ? total / n : 0.0; };
   std::cout << fmt::format(
-      "        CPU of this process per job: engine {:.0f} us, raw {:.0f} us; context switches "
-      "per job: engine {:.1f}, raw {:.1f} (over the same spans as the rates)\n",
-      engine_cpu_ms * 1000 / jobs, raw_cpu_ms * 1000 / raw_jobs, double(engine_switches) / jobs,
-      double(raw_switches) / raw_jobs);
+      "        CPU of this process per job: engine {:.0f} us, raw {:.0f} us, raw one thread "
+      "{:.0f} us; context switches per job: engine {:.1f}, raw {:.1f}, raw one thread {:.1f} "
+      "(over the same spans as the rates)\n",
+      engine_cpu_ms * 1000 / jobs, per_job(raw.cpu_ms * 1000, raw.jobs),
+      per_job(one_thread.cpu_ms * 1000, one_thread.jobs), double(engine_switches) / jobs,
+      per_job(double(raw.switches), raw.jobs),
+      per_job(double(one_thread.switches), one_thread.jobs));
   const long submit_peak = StatusKiB("VmHWM");
 
   // 2. tracking passes over every job, as the engine chooses them, about one a second (the
