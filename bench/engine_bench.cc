@@ -1,7 +1,7 @@
 // The engine at scale on the real testbed: N held jobs tracked by one engine. Prints, measured in
 // one run: requests per tracking pass, CPU time per pass (steady, and when the job list changed),
 // process RSS; and submit throughput of the engine against raw concurrent POSTs of the same job
-// to the same slurmrestd (from as many threads, and through the transport as the engine sends), as
+// to the same slurmrestd (from as many threads, and from one thread as the engine sends), as
 // ratios.
 //
 //   engine_bench [--jobs N] [--seconds S] [--raw-threads T] [--script-bytes B] [--others M]
@@ -174,10 +174,10 @@ int PostConcurrently(slurm::Transport& transport, const std::string& body, const
   return failures;
 }
 
-// The same POSTs, `at_once` in flight through the transport's SendAll (its lanes, each a thread
-// driving libcurl's multi interface), as the engine sends its own; returns how many failed.
-int PostAsTheEngine(slurm::Transport& transport, const std::string& body, const Secret& jwt,
-                    int count, int at_once) {
+// The same POSTs, `at_once` in flight from this one thread through libcurl's multi interface, as
+// the engine sends its own; returns how many failed.
+int PostFromOneThread(slurm::Transport& transport, const std::string& body, const Secret& jwt,
+                      int count, int at_once) {
   std::vector<slurm::HttpRequest> posts(count, {"POST", "/slurm/v0.0.45/job/submit", body, jwt});
   int failures = 0;
   for (const Result<slurm::HttpResponse>& r : transport.SendAll(posts, at_once)) {
@@ -302,10 +302,10 @@ int main(int argc, char** argv) {
   double engine_s = 0, engine_cpu_ms = 0;
   long engine_switches = 0;
   // Two raw arms: POSTs from as many threads as the engine has in flight, and the same number in
-  // flight through the transport's lanes (libcurl's multi interface), as the engine sends. The
+  // flight from one thread through libcurl's multi interface, which is how the engine sends. The
   // second tells what of the engine's gap to the first is that way of sending, and what is its
   // own bookkeeping.
-  RawArm raw, engine_way;
+  RawArm raw, one_thread;
   int failures = 0;
   for (int round = 0; round < rounds; ++round) {
     const int n = jobs / rounds + (round < jobs % rounds ? 1 : 0);
@@ -336,8 +336,9 @@ int main(int argc, char** argv) {
       const auto started = Steady::now();
       const double cpu_before = CpuMs();
       const long switches_before = Switches();
-      failures += threads ? PostConcurrently(**transport, body, token->jwt, round_size, raw_threads)
-                          : PostAsTheEngine(**transport, body, token->jwt, round_size, raw_threads);
+      failures += threads
+                      ? PostConcurrently(**transport, body, token->jwt, round_size, raw_threads)
+                      : PostFromOneThread(**transport, body, token->jwt, round_size, raw_threads);
       const double raw_took = std::chrono::duration<double>(Steady::now() - started).count();
       arm.s += raw_took;
       arm.round_s.push_back(raw_took / round_size);
@@ -346,12 +347,12 @@ int main(int argc, char** argv) {
       arm.jobs += round_size;
     };
     const bool threads_first = raw_after.size() % 2 == 0;
-    raw_round(threads_first ? raw : engine_way, threads_first);
-    raw_round(threads_first ? engine_way : raw, !threads_first);
+    raw_round(threads_first ? raw : one_thread, threads_first);
+    raw_round(threads_first ? one_thread : raw, !threads_first);
     raw_after.push_back(round);
   }
   const double engine_rate = jobs / engine_s, raw_rate = raw.jobs / raw.s,
-               engine_way_rate = engine_way.jobs / engine_way.s;
+               one_thread_rate = one_thread.jobs / one_thread.s;
   // each raw round against the engine rounds just before and after it, which met the same load
   auto local = [&](const RawArm& arm) {
     std::vector<double> ratios;
@@ -371,18 +372,17 @@ int main(int argc, char** argv) {
                            body.size(), script_bytes);
   std::cout << fmt::format(
       "        raw    {:.0f} jobs/s ({} POSTs over {} threads, {} rounds of {})\n"
-      "        raw, the engine's way {:.0f} jobs/s ({} POSTs, {} at a time through the "
-      "transport's lanes, as the engine sends them; each raw round after the same engine round, "
-      "each arm "
+      "        raw, one thread {:.0f} jobs/s ({} POSTs, {} at a time through libcurl's multi "
+      "interface, as the engine sends; each raw round after the same engine round, each arm "
       "first every other time; {} of all raw POSTs failed)\n",
-      raw_rate, raw.jobs, raw_threads, raw.round_s.size(), round_size, engine_way_rate,
-      engine_way.jobs, raw_threads, failures);
+      raw_rate, raw.jobs, raw_threads, raw.round_s.size(), round_size, one_thread_rate,
+      one_thread.jobs, raw_threads, failures);
   std::cout << fmt::format(
-      "        ratio engine/raw = {:.2f} (engine/raw the engine's way {:.2f}, that/raw "
+      "        ratio engine/raw = {:.2f} (engine/raw one thread {:.2f}, raw one thread/raw "
       "{:.2f})\n",
-      engine_rate / raw_rate, engine_rate / engine_way_rate, engine_way_rate / raw_rate);
-  for (const auto& [name, arm] : {std::pair<const char*, const RawArm*>{"raw", &raw},
-                                  {"raw, the engine's way", &engine_way}}) {
+      engine_rate / raw_rate, engine_rate / one_thread_rate, one_thread_rate / raw_rate);
+  for (const auto& [name, arm] :
+       {std::pair<const char*, const RawArm*>{"raw", &raw}, {"raw, one thread", &one_thread}}) {
     std::vector<double> ratios = local(*arm);
     if (ratios.empty()) continue;
     std::cout << fmt::format(
@@ -394,13 +394,13 @@ int main(int argc, char** argv) {
   // is what it takes away from them.
   auto per_job = [](double total, int n) { return n > 0 ? total / n : 0.0; };
   std::cout << fmt::format(
-      "        CPU of this process per job: engine {:.0f} us, raw {:.0f} us, raw the engine's way "
-      "{:.0f} us; context switches per job: engine {:.1f}, raw {:.1f}, raw the engine's way {:.1f} "
+      "        CPU of this process per job: engine {:.0f} us, raw {:.0f} us, raw one thread "
+      "{:.0f} us; context switches per job: engine {:.1f}, raw {:.1f}, raw one thread {:.1f} "
       "(over the same spans as the rates)\n",
       engine_cpu_ms * 1000 / jobs, per_job(raw.cpu_ms * 1000, raw.jobs),
-      per_job(engine_way.cpu_ms * 1000, engine_way.jobs), double(engine_switches) / jobs,
+      per_job(one_thread.cpu_ms * 1000, one_thread.jobs), double(engine_switches) / jobs,
       per_job(double(raw.switches), raw.jobs),
-      per_job(double(engine_way.switches), engine_way.jobs));
+      per_job(double(one_thread.switches), one_thread.jobs));
   const long submit_peak = StatusKiB("VmHWM");
 
   // 2. tracking passes over every job, as the engine chooses them, about one a second (the

@@ -5,8 +5,6 @@
 #include <sys/socket.h>
 
 #include <algorithm>
-#include <optional>
-#include <thread>
 
 #include "base/ca_file.h"
 
@@ -169,7 +167,8 @@ struct CurlTransport::Transfer {
   HttpResponse response;
   BodySink sink;
   Steady::time_point started;
-  HttpRequest request;  // SendReleased: what libcurl sends from
+  HttpRequest request;    // SendReleased: what libcurl sends from
+  bool in_multi = false;  // SendReleased: added to its multi handle and not finished yet
 };
 
 bool CurlTransport::Prepare(const HttpRequest& request, Transfer& t) {
@@ -291,89 +290,39 @@ std::vector<Result<HttpResponse>> CurlTransport::SendAll(const std::vector<HttpR
   return results;
 }
 
-// What the lanes of one SendReleased share.
-struct CurlTransport::Lanes {
-  Lanes(size_t n, const std::function<Release(size_t, HttpRequest&)>& next_fn,
-        const std::function<void(size_t, Result<HttpResponse>)>& done_fn)
-      : count(n), next_request(next_fn), done(done_fn), transfers(n) {}
-
-  const size_t count;
-  const std::function<Release(size_t, HttpRequest&)>& next_request;
-  const std::function<void(size_t, Result<HttpResponse>)>& done;
-  std::vector<Transfer> transfers;  // never resized: libcurl points into them
-  std::mutex take_mu;               // requests are released in order, one lane at a time
-  size_t next = 0;                  // guarded by take_mu
-  bool ended = false;               // guarded by take_mu: no more will be released
-  std::mutex done_mu;               // done() is called one call at a time
-
-  // The next released index; none when nothing more is, or (held) not yet.
-  std::optional<size_t> Take(bool& held) {
-    std::lock_guard lock(take_mu);
-    held = false;
-    if (ended || next >= count) return std::nullopt;
-    switch (next_request(next, transfers[next].request)) {
-      case Release::kNow:
-        return next++;
-      case Release::kLater:
-        held = true;
-        return std::nullopt;
-      case Release::kNever:
-        ended = true;
-        return std::nullopt;
-    }
-    return std::nullopt;
-  }
-  void End() {
-    std::lock_guard lock(take_mu);
-    ended = true;
-  }
-  void Report(size_t i, Result<HttpResponse> answer) {
-    std::lock_guard lock(done_mu);
-    done(i, std::move(answer));
-  }
-};
-
 void CurlTransport::SendReleased(size_t count, size_t at_once,
                                  const std::function<Release(size_t, HttpRequest&)>& next_request,
                                  const std::function<void(size_t, Result<HttpResponse>)>& done) {
   if (count == 0) return;
-  at_once = std::max<size_t>(1, at_once);
-  Lanes lanes(count, next_request, done);
-  // A lane per core's worth of the work: one thread connecting, writing and reading every
-  // request in flight did it all one socket after another, and sent 7% fewer jobs a second than
-  // as many threads as requests in flight (bench/engine_bench), which cost more CPU instead.
-  const size_t n = std::min({std::max<size_t>(1, options_.send_lanes), at_once, count});
-  std::vector<std::thread> helpers;
-  for (size_t k = 1; k < n; ++k) {
-    helpers.emplace_back([&, k] { SendLane(lanes, at_once / n + (k < at_once % n ? 1 : 0)); });
-  }
-  SendLane(lanes, at_once / n + (at_once % n > 0 ? 1 : 0));
-  for (std::thread& t : helpers) t.join();
-}
-
-void CurlTransport::SendLane(Lanes& lanes, size_t width) {
-  bool held = false;  // the next request is not released yet
   CURLM* multi = curl_multi_init();
   if (!multi) {  // one at a time, then
-    for (;;) {
-      if (std::optional<size_t> i = lanes.Take(held)) {
-        lanes.Report(*i, Send(lanes.transfers[*i].request));
-      } else if (held) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      } else {
+    HttpRequest request;
+    RunReleased(
+        count, 1, [&](size_t i) { return next_request(i, request); },
+        [&](size_t i) { done(i, Send(request)); });
+    return;
+  }
+  at_once = std::max<size_t>(1, at_once);
+  std::vector<Transfer> transfers(count);  // never resized: libcurl points into them
+  size_t next = 0, in_flight = 0;
+  bool held = false;   // the next request is not released yet
+  bool ended = false;  // no more will be released
+  auto start_more = [&] {
+    held = false;
+    for (; !ended && next < count && in_flight < at_once; ++next) {
+      Transfer& t = transfers[next];
+      const Release release = next_request(next, t.request);
+      if (release == Release::kLater) {
+        held = true;
         return;
       }
-    }
-  }
-  std::vector<Transfer*> in_flight;  // this lane's, in its multi handle
-  auto start_more = [&] {
-    while (in_flight.size() < width) {
-      std::optional<size_t> i = lanes.Take(held);
-      if (!i) return;
-      Transfer& t = lanes.transfers[*i];
+      if (release == Release::kNever) {
+        ended = true;
+        return;
+      }
       if (!Prepare(t.request, t)) {
-        lanes.Report(*i, Fail(Code::kInternal, "libcurl could not create a handle",
-                              t.request.method + " " + t.request.path));
+        done(next, Fail(Code::kInternal, "libcurl could not create a handle",
+                        t.request.method + " " + t.request.path));
         continue;
       }
       curl_easy_setopt(t.curl, CURLOPT_PRIVATE, static_cast<void*>(&t));
@@ -384,20 +333,18 @@ void CurlTransport::SendLane(Lanes& lanes, size_t width) {
         curl_slist_free_all(t.headers);
         std::fill(t.auth.begin(), t.auth.end(), '\0');
         handles_.Release(t.curl);
-        lanes.Report(*i, Fail(Code::kInternal,
-                              std::string("libcurl could not start the request: ") +
-                                  curl_multi_strerror(added),
-                              t.where));
+        done(next,
+             Fail(Code::kInternal,
+                  std::string("libcurl could not start the request: ") + curl_multi_strerror(added),
+                  t.where));
         continue;
       }
-      in_flight.push_back(&t);
+      t.in_multi = true;
+      ++in_flight;
     }
   };
-  auto index_of = [&](const Transfer& t) {
-    return static_cast<size_t>(&t - lanes.transfers.data());
-  };
   start_more();
-  while (!in_flight.empty() || held) {
+  while (in_flight > 0 || held) {
     int running = 0;
     CURLMcode mc = curl_multi_perform(multi, &running);
     int queued = 0;
@@ -409,22 +356,24 @@ void CurlTransport::SendLane(Lanes& lanes, size_t width) {
       curl_easy_getinfo(curl, CURLINFO_PRIVATE, &owner);
       curl_multi_remove_handle(multi, curl);
       auto* t = static_cast<Transfer*>(owner);
-      std::erase(in_flight, t);
-      lanes.Report(index_of(*t), Finish(*t, rc));
+      t->in_multi = false;
+      --in_flight;
+      done(static_cast<size_t>(t - transfers.data()), Finish(*t, rc));
     }
     if (mc != CURLM_OK) {
       // libcurl itself failed; what is still in flight may or may not have been sent, and
-      // nothing more is, by any lane
-      lanes.End();
-      for (Transfer* t : in_flight) {
-        curl_multi_remove_handle(multi, t->curl);
-        lanes.Report(index_of(*t), Finish(*t, CURLE_SEND_ERROR));
+      // nothing more is
+      for (Transfer& t : transfers) {
+        if (!t.in_multi) continue;
+        curl_multi_remove_handle(multi, t.curl);
+        t.in_multi = false;
+        done(static_cast<size_t>(&t - transfers.data()), Finish(t, CURLE_SEND_ERROR));
       }
       break;
     }
     start_more();
     // a held request is asked for again within a millisecond
-    if (!in_flight.empty() || held) curl_multi_poll(multi, nullptr, 0, held ? 1 : 100, nullptr);
+    if (in_flight > 0 || held) curl_multi_poll(multi, nullptr, 0, held ? 1 : 100, nullptr);
   }
   curl_multi_cleanup(multi);
 }

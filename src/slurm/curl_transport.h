@@ -20,9 +20,6 @@ struct TransportOptions {
   std::chrono::milliseconds total_timeout{30000};
   bool verify_tls = true;
   std::string ca_file;  // PEM bundle for a site CA; empty: the system's
-  // SendAll and SendReleased drive their requests from this many threads (the caller's and
-  // helpers), each with its share of those in flight through libcurl's multi interface.
-  size_t send_lanes = 2;
 };
 
 class CurlTransport final : public Transport {
@@ -32,7 +29,7 @@ class CurlTransport final : public Transport {
   ~CurlTransport() override;
 
   Result<HttpResponse> Send(const HttpRequest& request) override;
-  // send_lanes threads drive them through libcurl's multi interface; the calling thread is one.
+  // One thread drives them all through libcurl's multi interface.
   std::vector<Result<HttpResponse>> SendAll(const std::vector<HttpRequest>& requests,
                                             size_t at_once) override;
   void SendReleased(size_t count, size_t at_once,
@@ -42,15 +39,12 @@ class CurlTransport final : public Transport {
  private:
   using Steady = std::chrono::steady_clock;
   struct Transfer;
-  struct Lanes;
 
   explicit CurlTransport(TransportOptions options);
   // Takes a handle and sets it up for `request`; false when libcurl has no handle to give.
   bool Prepare(const HttpRequest& request, Transfer& t);
   // The result of a finished transfer (`code` is its CURLcode); gives the handle back.
   Result<HttpResponse> Finish(Transfer& t, int code);
-  // One lane of SendReleased: takes released requests and keeps up to `width` of them in flight.
-  void SendLane(Lanes& lanes, size_t width);
 
   TransportOptions options_;
   std::string url_base_;     // what request paths are appended to

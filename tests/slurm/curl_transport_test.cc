@@ -6,7 +6,6 @@
 #include <httplib.h>
 
 #include <algorithm>
-#include <atomic>
 #include <fstream>
 #include <mutex>
 #include <set>
@@ -222,49 +221,6 @@ TEST(CurlTransportTest, SendReleasedSendsOnlyWhatIsReleasedWithAtMostAtOnceInFli
   EXPECT_EQ(server.requests(), 4);
   EXPECT_EQ(server.widest(), 2);
   EXPECT_EQ(server.ports(), 4u);
-}
-
-// Two lanes share the requests in flight: together never more than at_once, released in order,
-// and done() never runs twice at once.
-TEST(CurlTransportTest, SendReleasedOverTwoLanesKeepsAtOnceTheOrderAndOneDoneAtATime) {
-  EchoServer server;
-  TransportOptions t;
-  t.base_url = server.url();
-  t.total_timeout = 10s;
-  t.send_lanes = 2;
-  auto transport = CurlTransport::Create(t);
-  ASSERT_TRUE(transport) << transport.error().ToString();
-  std::vector<size_t> released;
-  std::atomic<int> in_done = 0;
-  bool overlapped = false;
-  std::set<std::thread::id> lanes;
-  std::vector<std::pair<size_t, std::string>> answers;
-  (*transport)
-      ->SendReleased(
-          9, 3,
-          [&](size_t i, HttpRequest& request) {
-            released.push_back(i);
-            request = {"POST", "/job/submit", "body-" + std::to_string(i), {}};
-            return Release::kNow;
-          },
-          [&](size_t i, Result<HttpResponse> answer) {
-            overlapped = overlapped || ++in_done > 1;
-            std::this_thread::sleep_for(2ms);  // a second lane's answer would come in meanwhile
-            lanes.insert(std::this_thread::get_id());
-            ASSERT_TRUE(answer) << answer.error().ToString();
-            answers.emplace_back(i, answer->body);
-            --in_done;
-          });
-  ASSERT_EQ(answers.size(), 9u);
-  std::sort(answers.begin(), answers.end());
-  for (size_t i = 0; i < 9; ++i)
-    EXPECT_EQ(answers[i], std::make_pair(i, "body-" + std::to_string(i)));
-  EXPECT_EQ(released, (std::vector<size_t>{0, 1, 2, 3, 4, 5, 6, 7, 8}));
-  EXPECT_FALSE(overlapped);
-  EXPECT_EQ(lanes.size(), 2u);
-  EXPECT_EQ(server.widest(), 3);
-  EXPECT_EQ(server.requests(), 9);
-  EXPECT_EQ(server.ports(), 9u);
 }
 
 TEST(CurlTransportTest, SendReportsWhenTheRequestLeft) {
