@@ -88,6 +88,24 @@ double Median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
+// A distribution-free interval that holds the median of what `sorted` samples with at least 95%
+// confidence: its k-th smallest and k-th largest values, for the largest k with
+// P(Binomial(n, 1/2) < k) <= 2.5%. Empty below six values, where no such k exists.
+std::optional<std::pair<double, double>> MedianInterval95(const std::vector<double>& sorted) {
+  const size_t n = sorted.size();
+  double below = 0;  // P(Binomial(n, 1/2) < k)
+  double term = 1;   // C(n, k) / 2^n, built up without overflow
+  for (size_t i = 0; i < n; ++i) term /= 2;
+  size_t k = 0;
+  while (k < n / 2 && below + term <= 0.025) {
+    below += term;
+    term = term * static_cast<double>(n - k) / static_cast<double>(k + 1);
+    ++k;
+  }
+  if (k == 0) return std::nullopt;
+  return std::make_pair(sorted[k - 1], sorted[n - k]);
+}
+
 slurm::JobRequest Held(const std::string& name, size_t script_bytes) {
   slurm::JobRequest r;
   r.name = name;
@@ -385,10 +403,14 @@ int main(int argc, char** argv) {
        {std::pair<const char*, const RawArm*>{"raw", &raw}, {"raw, one thread", &one_thread}}) {
     std::vector<double> ratios = local(*arm);
     if (ratios.empty()) continue;
+    std::optional<std::pair<double, double>> interval = MedianInterval95(ratios);
     std::cout << fmt::format(
-        "        each {} round against the engine rounds around it: min {:.2f}, median {:.2f}, "
+        "        each {} round against the engine rounds around it: min {:.2f}, median {:.2f}{}, "
         "max {:.2f}\n",
-        name, ratios.front(), Median(ratios), ratios.back());
+        name, ratios.front(), Median(ratios),
+        interval ? fmt::format(" (95% interval {:.2f}-{:.2f})", interval->first, interval->second)
+                 : "",
+        ratios.back());
   }
   // This process shares the machine's cores with slurmrestd and slurmctld: its own CPU per job
   // is what it takes away from them.
