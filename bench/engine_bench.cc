@@ -1,11 +1,10 @@
 // The engine at scale on the real testbed: N held jobs tracked by one engine. Prints, measured in
 // one run: requests per tracking pass, CPU time per pass (steady, and when the job list changed),
 // process RSS; and submit throughput of the engine against raw concurrent POSTs of the same job
-// to the same slurmrestd (from as many threads, and from one thread as the engine sends), as
-// ratios.
+// to the same slurmrestd, as a ratio.
 //
 //   engine_bench [--jobs N] [--seconds S] [--raw-threads T] [--script-bytes B] [--others M]
-//                [--full-every F] [--quiet] [--keep]
+//                [--full-every F] [--one-thread-arm] [--quiet] [--keep]
 // Each job's batch script is padded to B bytes (default 2048): the example templates' agents
 // render 2.2-3.2 KB requests, and the request is what every intent, row and pass carries.
 // While tracking, a job of someone else's is submitted before each pass, as on any cluster in use:
@@ -13,6 +12,8 @@
 // jobs of someone else's (untagged) before tracking: a cluster where other users' jobs dominate.
 // --full-every F asks for the full list every F seconds instead of the engine's 30 (it still
 // spaces lists by a second per thousand jobs), for more full passes to take a median of.
+// --one-thread-arm adds a raw arm that sends as the engine does, from one thread through libcurl's
+// multi interface; its jobs stay held while tracking, so they make every full list longer.
 // Needs SLURMRESTD_URL and SLURM_JWT_KEY (eval "$(testbed/testbed.sh env)"). Not a test.
 #include <fmt/format.h>
 #include <sys/resource.h>
@@ -223,7 +224,7 @@ int main(int argc, char** argv) {
   int jobs = 2000, seconds = 40, others = 0, full_every = 0;
   int raw_threads = 0;  // 0: as many as the engine has POSTs in flight
   size_t script_bytes = 2048;
-  bool keep = false, quiet = false;
+  bool keep = false, quiet = false, one_thread_arm = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--jobs" && i + 1 < argc)
@@ -242,10 +243,12 @@ int main(int argc, char** argv) {
       keep = true;
     else if (a == "--quiet")
       quiet = true;
+    else if (a == "--one-thread-arm")
+      one_thread_arm = true;
     else
       return Die(
           "usage: engine_bench [--jobs N] [--seconds S] [--raw-threads T] [--script-bytes B] "
-          "[--others M] [--full-every F] [--quiet] [--keep]");
+          "[--others M] [--full-every F] [--one-thread-arm] [--quiet] [--keep]");
   }
   const char* url = std::getenv("SLURMRESTD_URL");
   const char* key = std::getenv("SLURM_JWT_KEY");
@@ -319,10 +322,10 @@ int main(int argc, char** argv) {
   std::vector<int> raw_after;          // the engine round each raw round follows
   double engine_s = 0, engine_cpu_ms = 0;
   long engine_switches = 0;
-  // Two raw arms: POSTs from as many threads as the engine has in flight, and the same number in
-  // flight from one thread through libcurl's multi interface, which is how the engine sends. The
-  // second tells what of the engine's gap to the first is that way of sending, and what is its
-  // own bookkeeping.
+  // Raw POSTs from as many threads as the engine has in flight; with --one-thread-arm also the
+  // same number in flight from one thread through libcurl's multi interface, which is how the
+  // engine sends. The second tells what of the engine's gap to the first is that way of sending,
+  // and what is its own bookkeeping.
   RawArm raw, one_thread;
   int failures = 0;
   for (int round = 0; round < rounds; ++round) {
@@ -348,8 +351,8 @@ int main(int argc, char** argv) {
       return give_up(fmt::format("engine submitted {} of {}", pass.submitted, n));
     if (round % stride != stride / 2 || round == rounds - 1) continue;
 
-    // ... against raw POSTs of the same body, without any bookkeeping: both raw arms after the
-    // same engine round, each going first every other time
+    // ... against raw POSTs of the same body, without any bookkeeping: with two raw arms, both
+    // after the same engine round, each going first every other time
     auto raw_round = [&](RawArm& arm, bool threads) {
       const auto started = Steady::now();
       const double cpu_before = CpuMs();
@@ -364,9 +367,9 @@ int main(int argc, char** argv) {
       arm.switches += Switches() - switches_before;
       arm.jobs += round_size;
     };
-    const bool threads_first = raw_after.size() % 2 == 0;
+    const bool threads_first = !one_thread_arm || raw_after.size() % 2 == 0;
     raw_round(threads_first ? raw : one_thread, threads_first);
-    raw_round(threads_first ? one_thread : raw, !threads_first);
+    if (one_thread_arm) raw_round(threads_first ? one_thread : raw, !threads_first);
     raw_after.push_back(round);
   }
   const double engine_rate = jobs / engine_s, raw_rate = raw.jobs / raw.s,
@@ -389,16 +392,21 @@ int main(int argc, char** argv) {
   std::cout << fmt::format("        every job's submit body: {} bytes (--script-bytes {})\n",
                            body.size(), script_bytes);
   std::cout << fmt::format(
-      "        raw    {:.0f} jobs/s ({} POSTs over {} threads, {} rounds of {})\n"
-      "        raw, one thread {:.0f} jobs/s ({} POSTs, {} at a time through libcurl's multi "
-      "interface, as the engine sends; each raw round after the same engine round, each arm "
-      "first every other time; {} of all raw POSTs failed)\n",
-      raw_rate, raw.jobs, raw_threads, raw.round_s.size(), round_size, one_thread_rate,
-      one_thread.jobs, raw_threads, failures);
-  std::cout << fmt::format(
-      "        ratio engine/raw = {:.2f} (engine/raw one thread {:.2f}, raw one thread/raw "
-      "{:.2f})\n",
-      engine_rate / raw_rate, engine_rate / one_thread_rate, one_thread_rate / raw_rate);
+      "        raw    {:.0f} jobs/s ({} POSTs over {} threads, {} rounds of {}, {} failed)\n",
+      raw_rate, raw.jobs, raw_threads, raw.round_s.size(), round_size, failures);
+  if (one_thread_arm) {
+    std::cout << fmt::format(
+        "        raw, one thread {:.0f} jobs/s ({} POSTs, {} at a time through libcurl's multi "
+        "interface, as the engine sends; each raw round after the same engine round, each arm "
+        "first every other time)\n",
+        one_thread_rate, one_thread.jobs, raw_threads);
+  }
+  std::cout << fmt::format("        ratio engine/raw = {:.2f}", engine_rate / raw_rate);
+  if (one_thread_arm) {
+    std::cout << fmt::format(" (engine/raw one thread {:.2f}, raw one thread/raw {:.2f})",
+                             engine_rate / one_thread_rate, one_thread_rate / raw_rate);
+  }
+  std::cout << "\n";
   for (const auto& [name, arm] :
        {std::pair<const char*, const RawArm*>{"raw", &raw}, {"raw, one thread", &one_thread}}) {
     std::vector<double> ratios = local(*arm);
@@ -416,13 +424,16 @@ int main(int argc, char** argv) {
   // is what it takes away from them.
   auto per_job = [](double total, int n) { return n > 0 ? total / n : 0.0; };
   std::cout << fmt::format(
-      "        CPU of this process per job: engine {:.0f} us, raw {:.0f} us, raw one thread "
-      "{:.0f} us; context switches per job: engine {:.1f}, raw {:.1f}, raw one thread {:.1f} "
-      "(over the same spans as the rates)\n",
+      "        CPU of this process per job: engine {:.0f} us, raw {:.0f} us; context switches "
+      "per job: engine {:.1f}, raw {:.1f} (over the same spans as the rates)\n",
       engine_cpu_ms * 1000 / jobs, per_job(raw.cpu_ms * 1000, raw.jobs),
-      per_job(one_thread.cpu_ms * 1000, one_thread.jobs), double(engine_switches) / jobs,
-      per_job(double(raw.switches), raw.jobs),
-      per_job(double(one_thread.switches), one_thread.jobs));
+      double(engine_switches) / jobs, per_job(double(raw.switches), raw.jobs));
+  if (one_thread_arm) {
+    std::cout << fmt::format(
+        "        raw one thread: CPU per job {:.0f} us, context switches per job {:.1f}\n",
+        per_job(one_thread.cpu_ms * 1000, one_thread.jobs),
+        per_job(double(one_thread.switches), one_thread.jobs));
+  }
   const long submit_peak = StatusKiB("VmHWM");
 
   // 2. tracking passes over every job, as the engine chooses them, about one a second (the
