@@ -4,7 +4,7 @@
 // to the same slurmrestd, as a ratio.
 //
 //   engine_bench [--jobs N] [--seconds S] [--raw-threads T] [--script-bytes B] [--others M]
-//                [--full-every F] [--one-thread-arm] [--quiet] [--keep]
+//                [--full-every F] [--raw-every K] [--one-thread-arm] [--quiet] [--keep]
 // Each job's batch script is padded to B bytes (default 2048): the example templates' agents
 // render 2.2-3.2 KB requests, and the request is what every intent, row and pass carries.
 // While tracking, a job of someone else's is submitted before each pass, as on any cluster in use:
@@ -13,7 +13,10 @@
 // --full-every F asks for the full list every F seconds instead of the engine's 30 (it still
 // spaces lists by a second per thousand jobs), for more full passes to take a median of.
 // --one-thread-arm adds a raw arm that sends as the engine does, from one thread through libcurl's
-// multi interface; its jobs stay held while tracking, so they make every full list longer.
+// multi interface. --raw-every K puts a raw round after every K-th engine round (default: as many
+// raw jobs as fit beside the engine's in the testbed's 20,000; K=1 at 10,000 jobs needs a testbed
+// started with TESTBED_MAX_JOBS=30000). The raw arms' jobs are cancelled before tracking, which
+// waits until slurmctld no longer lists them, so that tracking sees the engine's jobs alone.
 // Needs SLURMRESTD_URL and SLURM_JWT_KEY (eval "$(testbed/testbed.sh env)"). Not a test.
 #include <fmt/format.h>
 #include <sys/resource.h>
@@ -221,7 +224,7 @@ int Die(const std::string& why) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int jobs = 2000, seconds = 40, others = 0, full_every = 0;
+  int jobs = 2000, seconds = 40, others = 0, full_every = 0, raw_every = 0;
   int raw_threads = 0;  // 0: as many as the engine has POSTs in flight
   size_t script_bytes = 2048;
   bool keep = false, quiet = false, one_thread_arm = false;
@@ -239,6 +242,8 @@ int main(int argc, char** argv) {
       others = std::atoi(argv[++i]);
     else if (a == "--full-every" && i + 1 < argc)
       full_every = std::atoi(argv[++i]);
+    else if (a == "--raw-every" && i + 1 < argc)
+      raw_every = std::atoi(argv[++i]);
     else if (a == "--keep")
       keep = true;
     else if (a == "--quiet")
@@ -248,7 +253,8 @@ int main(int argc, char** argv) {
     else
       return Die(
           "usage: engine_bench [--jobs N] [--seconds S] [--raw-threads T] [--script-bytes B] "
-          "[--others M] [--full-every F] [--one-thread-arm] [--quiet] [--keep]");
+          "[--others M] [--full-every F] [--raw-every K] [--one-thread-arm] [--quiet] "
+          "[--keep]");
   }
   const char* url = std::getenv("SLURMRESTD_URL");
   const char* key = std::getenv("SLURM_JWT_KEY");
@@ -291,6 +297,8 @@ int main(int argc, char** argv) {
   // slurmctld load: the engine (intents recorded, then one pass sends them; its time ends when
   // that pass's tracking request leaves, after every outcome is recorded) ...
   (*engine)->Tick();  // the first pass takes the full job list; not part of submitting
+  auto listed_before = (*client)->AllJobStates();
+  if (!listed_before) return Die(listed_before.error().ToString());
   std::string body =
       slurm::EncodeSubmit(
           *slurm::FindDialect("v0.0.45"),
@@ -317,7 +325,7 @@ int main(int argc, char** argv) {
   // before and after it, which met the same load, and the spread of those ratios is printed.
   const int round_size = std::min(jobs, 200);
   const int rounds = std::max(1, jobs / round_size);
-  const int stride = std::max(1, jobs / 2000);
+  const int stride = raw_every > 0 ? raw_every : std::max(1, jobs / 2000);
   std::vector<double> engine_round_s;  // seconds per job in each round
   std::vector<int> raw_after;          // the engine round each raw round follows
   double engine_s = 0, engine_cpu_ms = 0;
@@ -435,6 +443,31 @@ int main(int argc, char** argv) {
         per_job(double(one_thread.switches), one_thread.jobs));
   }
   const long submit_peak = StatusKiB("VmHWM");
+
+  // The raw arms' jobs would make every full list longer: cancelled, and waited for until
+  // slurmctld purges them (MinJobAge after they end), so that tracking lists what it would
+  // without the raw arms.
+  nlohmann::json kill_raw = {{"user_name", user}, {"job_name", "bench-raw-" + instance}};
+  if (auto r = (*transport)->Send({"DELETE", "/slurm/v0.0.45/jobs/", kill_raw.dump(), token->jwt});
+      !r || r->status != 200)
+    return give_up("could not cancel the raw arms' jobs");
+  const auto purge_started = Steady::now();
+  const size_t expected = listed_before->size() + static_cast<size_t>(jobs);
+  size_t listed = SIZE_MAX;
+  while (Steady::now() - purge_started < std::chrono::seconds(600)) {
+    auto states = (*client)->AllJobStates();
+    if (!states) return give_up("could not list the jobs: " + states.error().ToString());
+    listed = states->size();
+    if (listed <= expected) break;
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+  }
+  std::cout << fmt::format(
+      "        the raw arms' jobs cancelled; slurmctld listed {} jobs {:.0f} s later ({} before "
+      "the "
+      "submits, {} of them the engine's){}\n",
+      listed, std::chrono::duration<double>(Steady::now() - purge_started).count(),
+      listed_before->size(), jobs,
+      listed <= expected ? "" : ": it still lists raw jobs, and tracking sees them too");
 
   // 2. tracking passes over every job, as the engine chooses them, about one a second (the
   // engine's fast interval while jobs are pending) for `seconds`: light ones (jobs/state of our
