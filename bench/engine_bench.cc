@@ -463,8 +463,7 @@ int main(int argc, char** argv) {
   }
   std::cout << fmt::format(
       "        the raw arms' jobs cancelled; slurmctld listed {} jobs {:.0f} s later ({} before "
-      "the "
-      "submits, {} of them the engine's){}\n",
+      "the submits, {} of them the engine's){}\n",
       listed, std::chrono::duration<double>(Steady::now() - purge_started).count(),
       listed_before->size(), jobs,
       listed <= expected ? "" : ": it still lists raw jobs, and tracking sees them too");
