@@ -4,7 +4,8 @@
 // to the same slurmrestd, as a ratio.
 //
 //   engine_bench [--jobs N] [--seconds S] [--raw-threads T] [--script-bytes B] [--others M]
-//                [--full-every F] [--raw-every K] [--one-thread-arm] [--quiet] [--keep]
+//                [--full-every F] [--raw-every K] [--rest-ms R] [--one-thread-arm] [--quiet]
+//                [--keep]
 // Each job's batch script is padded to B bytes (default 2048): the example templates' agents
 // render 2.2-3.2 KB requests, and the request is what every intent, row and pass carries.
 // While tracking, a job of someone else's is submitted before each pass, as on any cluster in use:
@@ -17,6 +18,7 @@
 // raw jobs as fit beside the engine's in the testbed's 20,000; K=1 at 10,000 jobs needs a testbed
 // started with TESTBED_MAX_JOBS=30000). The raw arms' jobs are cancelled before tracking, which
 // waits until slurmctld no longer lists them, so that tracking sees the engine's jobs alone.
+// --rest-ms R: each submit round of either arm starts R ms (default 1000) after the last ended.
 // Needs SLURMRESTD_URL and SLURM_JWT_KEY (eval "$(testbed/testbed.sh env)"). Not a test.
 #include <fmt/format.h>
 #include <sys/resource.h>
@@ -224,7 +226,7 @@ int Die(const std::string& why) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int jobs = 2000, seconds = 40, others = 0, full_every = 0, raw_every = 0;
+  int jobs = 2000, seconds = 40, others = 0, full_every = 0, raw_every = 0, rest_ms = 1000;
   int raw_threads = 0;  // 0: as many as the engine has POSTs in flight
   size_t script_bytes = 2048;
   bool keep = false, quiet = false, one_thread_arm = false;
@@ -244,6 +246,8 @@ int main(int argc, char** argv) {
       full_every = std::atoi(argv[++i]);
     else if (a == "--raw-every" && i + 1 < argc)
       raw_every = std::atoi(argv[++i]);
+    else if (a == "--rest-ms" && i + 1 < argc)
+      rest_ms = std::atoi(argv[++i]);
     else if (a == "--keep")
       keep = true;
     else if (a == "--quiet")
@@ -253,8 +257,8 @@ int main(int argc, char** argv) {
     else
       return Die(
           "usage: engine_bench [--jobs N] [--seconds S] [--raw-threads T] [--script-bytes B] "
-          "[--others M] [--full-every F] [--raw-every K] [--one-thread-arm] [--quiet] "
-          "[--keep]");
+          "[--others M] [--full-every F] [--raw-every K] [--rest-ms R] [--one-thread-arm] "
+          "[--quiet] [--keep]");
   }
   const char* url = std::getenv("SLURMRESTD_URL");
   const char* key = std::getenv("SLURM_JWT_KEY");
@@ -336,6 +340,14 @@ int main(int argc, char** argv) {
   // and what is its own bookkeeping.
   RawArm raw, one_thread;
   int failures = 0;
+  // Every round of either arm starts --rest-ms after the last one ended, so that what slurmctld
+  // defers after a burst of submits lands in neither arm's rounds. Back to back, an engine round
+  // began after its intents were written (200 synced writes, tenths of a second) and a raw round
+  // right after an engine round: only raw rounds met that work.
+  Steady::time_point last_round_end = Steady::now();
+  auto rest = [&] {
+    std::this_thread::sleep_until(last_round_end + std::chrono::milliseconds(rest_ms));
+  };
   for (int round = 0; round < rounds; ++round) {
     const int n = jobs / rounds + (round < jobs % rounds ? 1 : 0);
     for (int i = 0; i < n; ++i) {
@@ -344,11 +356,13 @@ int main(int argc, char** argv) {
           !s)
         return give_up(s.error().ToString());
     }
+    rest();
     marking.Arm();
     auto t0 = Steady::now();
     double cpu0 = CpuMs();
     long switches0 = Switches();
     fleet::PassStats pass = (*engine)->Tick();
+    last_round_end = Steady::now();
     std::optional<Steady::time_point> tracked = marking.FirstGet();
     engine_cpu_ms += (tracked ? marking.CpuAtFirstGet() : CpuMs()) - cpu0;
     engine_switches += (tracked ? marking.SwitchesAtFirstGet() : Switches()) - switches0;
@@ -362,13 +376,15 @@ int main(int argc, char** argv) {
     // ... against raw POSTs of the same body, without any bookkeeping: with two raw arms, both
     // after the same engine round, each going first every other time
     auto raw_round = [&](RawArm& arm, bool threads) {
+      rest();
       const auto started = Steady::now();
       const double cpu_before = CpuMs();
       const long switches_before = Switches();
       failures += threads
                       ? PostConcurrently(**transport, body, token->jwt, round_size, raw_threads)
                       : PostFromOneThread(**transport, body, token->jwt, round_size, raw_threads);
-      const double raw_took = std::chrono::duration<double>(Steady::now() - started).count();
+      last_round_end = Steady::now();
+      const double raw_took = std::chrono::duration<double>(last_round_end - started).count();
       arm.s += raw_took;
       arm.round_s.push_back(raw_took / round_size);
       arm.cpu_ms += CpuMs() - cpu_before;
@@ -397,8 +413,10 @@ int main(int argc, char** argv) {
       "transaction per chunk before its POSTs, {} POSTs in flight, outcomes recorded as they "
       "come)\n",
       engine_rate, jobs, rounds, jobs / rounds, eo.submit_concurrency);
-  std::cout << fmt::format("        every job's submit body: {} bytes (--script-bytes {})\n",
-                           body.size(), script_bytes);
+  std::cout << fmt::format(
+      "        every job's submit body: {} bytes (--script-bytes {}); every round of either arm "
+      "starts {} ms after the last one ended (--rest-ms)\n",
+      body.size(), script_bytes, rest_ms);
   std::cout << fmt::format(
       "        raw    {:.0f} jobs/s ({} POSTs over {} threads, {} rounds of {}, {} failed)\n",
       raw_rate, raw.jobs, raw_threads, raw.round_s.size(), round_size, failures);
