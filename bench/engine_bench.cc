@@ -311,12 +311,14 @@ int main(int argc, char** argv) {
   auto token = tokens.Get();
   if (!token) return Die(token.error().ToString());
   // one DELETE with filters cancels every job of this run; also when the bench gives up midway
+  auto cancel_named = [&](const std::string& name) {
+    nlohmann::json kill = {{"user_name", user}, {"job_name", name}};
+    return (*transport)->Send({"DELETE", "/slurm/v0.0.45/jobs/", kill.dump(), token->jwt});
+  };
   auto cancel_all = [&] {
-    nlohmann::json kill = {{"user_name", user}};
     for (std::string name :
          {"bench-" + instance, "bench-raw-" + instance, "bench-other-" + instance}) {
-      kill["job_name"] = name;
-      (void)(*transport)->Send({"DELETE", "/slurm/v0.0.45/jobs/", kill.dump(), token->jwt});
+      (void)cancel_named(name);
     }
   };
   auto give_up = [&](const std::string& why) {
@@ -342,8 +344,8 @@ int main(int argc, char** argv) {
   int failures = 0;
   // Every round of either arm starts --rest-ms after the last one ended, so that what slurmctld
   // defers after a burst of submits lands in neither arm's rounds. Back to back, an engine round
-  // began after its intents were written (200 synced writes, tenths of a second) and a raw round
-  // right after an engine round: only raw rounds met that work.
+  // began after its intents were written (200 synced writes) and a raw round right after an
+  // engine round: only raw rounds met that work.
   Steady::time_point last_round_end = Steady::now();
   auto rest = [&] {
     std::this_thread::sleep_until(last_round_end + std::chrono::milliseconds(rest_ms));
@@ -395,6 +397,10 @@ int main(int argc, char** argv) {
     raw_round(threads_first ? raw : one_thread, threads_first);
     if (one_thread_arm) raw_round(threads_first ? one_thread : raw, !threads_first);
     raw_after.push_back(round);
+  }
+  if (raw.round_s.empty()) {
+    return give_up(
+        fmt::format("no raw round ran: make --raw-every smaller (there are {} rounds)", rounds));
   }
   const double engine_rate = jobs / engine_s, raw_rate = raw.jobs / raw.s,
                one_thread_rate = one_thread.jobs / one_thread.s;
@@ -465,9 +471,7 @@ int main(int argc, char** argv) {
   // The raw arms' jobs would make every full list longer: cancelled, and waited for until
   // slurmctld purges them (MinJobAge after they end), so that tracking lists what it would
   // without the raw arms.
-  nlohmann::json kill_raw = {{"user_name", user}, {"job_name", "bench-raw-" + instance}};
-  if (auto r = (*transport)->Send({"DELETE", "/slurm/v0.0.45/jobs/", kill_raw.dump(), token->jwt});
-      !r || r->status != 200)
+  if (auto r = cancel_named("bench-raw-" + instance); !r || r->status != 200)
     return give_up("could not cancel the raw arms' jobs");
   const auto purge_started = Steady::now();
   const size_t expected = listed_before->size() + static_cast<size_t>(jobs);
