@@ -19,6 +19,9 @@
 //      agent at a time on an idle cluster; medians and the ratio engine/raw.
 //
 //   agents_bench [--items N] [--wave W] [--wave-gap-ms MS] [--pairs K] [--detail]
+//                [--compare-ahead]
+// --compare-ahead measures 1. also with no connections to slurmrestd opened ahead (serve holds
+// 16), in the order none, ahead (poll), ahead, none (wake).
 // Needs the testbed (. /tmp/tbenv.sh, or eval "$(testbed/testbed.sh env)"): SLURMRESTD_URL,
 // SLURM_USER, SLURM_JWT_KEY, TESTBED_ROOT. Everything it starts is cancelled or deleted at the
 // end. Not a test: it never fails on the figures.
@@ -75,6 +78,8 @@ constexpr const char* kTemplate = "agent";
 // After the previous trial's job ended, before the next trial: slurmd finishes the job's clean-up,
 // so neither arm submits to a node that is still releasing the last job.
 constexpr std::chrono::milliseconds kSettle{1500};
+// what serve holds for a single cloud (cli/serve_command.cc)
+const size_t kServeConnectionsAhead = fleet::EngineOptions{}.submit_concurrency;
 
 double Ms(Steady::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
@@ -380,7 +385,9 @@ bool Live(const slurm::JobInfo& j) {
 // slurmrestd transport.
 class Daemon {
  public:
-  Daemon(const Testbed& tb, const std::string& cloud, int cap, const fs::path& dir)
+  // `connections_ahead`: slurm::TransportOptions::connections_ahead (serve: 16 for one cloud)
+  Daemon(const Testbed& tb, const std::string& cloud, int cap, const fs::path& dir,
+         size_t connections_ahead = kServeConnectionsAhead)
       : tb_(tb), cloud_(cloud), dir_(dir) {
     jenkins_ = standin::JenkinsStandin::Start({});
     if (!jenkins_) Die("cannot start the stand-in Jenkins");
@@ -406,6 +413,7 @@ class Daemon {
 
     slurm::TransportOptions t;
     t.base_url = tb_.url;
+    t.connections_ahead = connections_ahead;
     auto curl = slurm::CurlTransport::Create(t);
     if (!curl) Die(curl.error().ToString());
     curl_ = std::move(*curl);
@@ -595,11 +603,15 @@ struct LatencyResult {
 bool g_detail = false;  // --detail: one line per agent on stderr
 
 LatencyResult MeasureLatency(const Testbed& tb, const std::string& cloud, const fs::path& dir,
-                             int items, int wave, std::chrono::milliseconds gap, bool wake) {
+                             int items, int wave, std::chrono::milliseconds gap, bool wake,
+                             size_t connections_ahead) {
   LatencyResult out;
   out.mode = wake ? "wake" : "poll";
+  if (connections_ahead != kServeConnectionsAhead) {
+    out.mode += fmt::format(" ({} ahead)", connections_ahead);
+  }
   out.items = items;
-  Daemon d(tb, cloud, items + 10, dir);
+  Daemon d(tb, cloud, items + 10, dir, connections_ahead);
   std::this_thread::sleep_for(1s);  // first passes of both loops (full job list, node list)
 
   bench::PressureSampler pressure(1ms);
@@ -925,6 +937,7 @@ std::string WaveCpuReport(const LatencyResult& r) {
 
 int main(int argc, char** argv) {
   int items = 50, wave = 10, pairs = 20;
+  bool compare_ahead = false;
   std::chrono::milliseconds gap{2000};
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -938,8 +951,11 @@ int main(int argc, char** argv) {
       pairs = std::atoi(argv[++i]);
     else if (a == "--detail")
       g_detail = true;
+    else if (a == "--compare-ahead")
+      compare_ahead = true;
     else
-      Die("usage: agents_bench [--items N] [--wave W] [--wave-gap-ms MS] [--pairs K] [--detail]");
+      Die("usage: agents_bench [--items N] [--wave W] [--wave-gap-ms MS] [--pairs K] [--detail] "
+          "[--compare-ahead]");
   }
   if (items < 1 || wave < 1 || pairs < 0) Die("--items and --wave must be >= 1, --pairs >= 0");
   Testbed tb;
@@ -959,10 +975,23 @@ int main(int argc, char** argv) {
       "agents_bench {}: stand-in Jenkins + testbed slurmrestd {}; provisioner every 300 ms, "
       "engine fast pass 300 ms\n",
       run, tb.url);
+  std::vector<LatencyResult> none_ahead;  // --compare-ahead
+  if (compare_ahead) {
+    std::cerr << "demand -> POST, provisioner polling, no connections ahead...\n";
+    none_ahead.push_back(MeasureLatency(tb, run + "p0", dir, items, wave, gap, false, 0));
+  }
   std::cerr << "demand -> POST, provisioner polling...\n";
-  LatencyResult poll = MeasureLatency(tb, run + "p", dir, items, wave, gap, false);
+  LatencyResult poll =
+      MeasureLatency(tb, run + "p", dir, items, wave, gap, false, kServeConnectionsAhead);
   std::cerr << "demand -> POST, provisioner woken after each wave...\n";
-  LatencyResult woken = MeasureLatency(tb, run + "w", dir, items, wave, gap, true);
+  LatencyResult woken =
+      MeasureLatency(tb, run + "w", dir, items, wave, gap, true, kServeConnectionsAhead);
+  if (compare_ahead) {
+    std::cerr << "demand -> POST, provisioner woken after each wave, no connections ahead...\n";
+    none_ahead.push_back(MeasureLatency(tb, run + "w0", dir, items, wave, gap, true, 0));
+  }
+  std::vector<const LatencyResult*> latencies = {&poll, &woken};
+  for (const LatencyResult& r : none_ahead) latencies.push_back(&r);
   std::cerr << "end to end, " << pairs << " pairs...\n";
   EndToEnd e2e = MeasureEndToEnd(tb, run + "e", dir, pairs);
   std::error_code ec;
@@ -973,7 +1002,7 @@ int main(int argc, char** argv) {
       "instanceCap {})\n",
       items, wave, gap.count(), kLabel, items + 10);
   std::cout << fmt::format("  {:<40} {:>4} {:>9} {:>9} {:>9}\n", "ms", "n", "p50", "p99", "max");
-  for (const LatencyResult* r : {&poll, &woken}) {
+  for (const LatencyResult* r : latencies) {
     std::cout << Row(r->mode + ": first sight -> POST (i-th/i-th)", r->fifo_sight_to_post);
     std::cout << Row(r->mode + ": ... less Jenkins calls in flight", r->fifo_own);
     std::cout << Row(r->mode + ": first sight -> POST (item_id)", r->sight_to_post);
@@ -992,7 +1021,7 @@ int main(int argc, char** argv) {
          "of the agent whose record names "
          "the item, which the planner may pick\n   among older items still queued, see "
          "bench/README.md)\n";
-  for (const LatencyResult* r : {&poll, &woken}) {
+  for (const LatencyResult* r : latencies) {
     std::cout << "  where first sight -> POST goes (" << r->mode << "):\n";
     std::cout << Row("  sight -> node asked for (i-th/i-th)", r->sight_to_node_asked);
     std::cout << Row("  node asked for -> created", r->node_asked_to_created);
@@ -1041,6 +1070,24 @@ int main(int argc, char** argv) {
       "  per pair (same phase of the second), engine from first sight / raw: median {:.2f}; the "
       "engine's job started a second later in {} pairs, the raw one in {}\n",
       paired, e2e.engine_later, e2e.raw_later);
+
+  if (compare_ahead) {
+    std::cout << "\nconnections to slurmrestd opened ahead (" << kServeConnectionsAhead
+              << ", as serve) against none, same run:\n";
+    for (size_t i = 0; i < none_ahead.size(); ++i) {
+      const LatencyResult& with = i == 0 ? poll : woken;
+      const LatencyResult& without = none_ahead[i];
+      std::cout << fmt::format(
+          "  {}, ahead vs none: first sight -> POST p50 {:.1f} vs {:.1f} ms, p99 {:.1f} vs {:.1f} "
+          "ms; handed "
+          "over -> left p50 {:.2f} vs {:.2f} ms, p99 {:.2f} vs {:.2f} ms\n",
+          with.mode, Percentile(with.fifo_sight_to_post, 50),
+          Percentile(without.fifo_sight_to_post, 50), Percentile(with.fifo_sight_to_post, 99),
+          Percentile(without.fifo_sight_to_post, 99), Percentile(with.handed_over_to_post, 50),
+          Percentile(without.handed_over_to_post, 50), Percentile(with.handed_over_to_post, 99),
+          Percentile(without.handed_over_to_post, 99));
+    }
+  }
 
   const double p99_poll = Percentile(poll.fifo_sight_to_post, 99);
   const double p99_wake = Percentile(woken.fifo_sight_to_post, 99);

@@ -8,6 +8,7 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <csignal>
 #include <iostream>
 #include <set>
@@ -51,6 +52,7 @@ struct SlurmEndpoint {
   bool tls_verify = true;
   std::string ca_file;
   config::SlurmCredentials credentials;
+  size_t connections_ahead = 0;  // slurm::TransportOptions::connections_ahead
 };
 
 // The transport, token source, client and engine of one endpoint.
@@ -65,6 +67,7 @@ Result<fleet::CloudRuntime> MakeRuntime(const SlurmEndpoint& e, const config::Da
   t.verify_tls = e.tls_verify;
   t.ca_file = e.ca_file;
   t.total_timeout = std::chrono::seconds(daemon.slurm_timeout_seconds);
+  t.connections_ahead = e.connections_ahead;
   auto transport = slurm::CurlTransport::Create(t);
   if (!transport) return std::unexpected(transport.error());
   rt.transport = std::move(*transport);
@@ -144,11 +147,18 @@ int RunServe(const ServeOptions& options) {
     return kExitConfig;
   }
 
+  // A wave of agents' submits goes out on connections already open, not after as many connects.
+  // Each held connection takes one of slurmrestd's connection slots (124 by default), so the
+  // clouds share one engine's worth of POSTs in flight. Batch runs wait on no queue: none.
+  const size_t ahead_per_cloud =
+      cfg->clouds.empty()
+          ? 0
+          : std::max<size_t>(2, fleet::EngineOptions{}.submit_concurrency / cfg->clouds.size());
   std::vector<fleet::CloudRuntime> clouds;
   for (const config::Cloud& cloud : cfg->clouds) {
     Result<fleet::CloudRuntime> rt =
         MakeRuntime({cloud.name, cloud.slurm_rest_api_url, cloud.api_version, cloud.tls_verify,
-                     cloud.ca_file, cloud.credentials},
+                     cloud.ca_file, cloud.credentials, ahead_per_cloud},
                     daemon, clock, **store);
     if (!rt) {
       Log("error: cloud " + cloud.name + ": " + rt.error().ToString());
@@ -166,7 +176,7 @@ int RunServe(const ServeOptions& options) {
     const config::BatchConfig& b = *cfg->batch;
     Result<fleet::CloudRuntime> rt =
         MakeRuntime({std::string(fleet::kBatchCloud), b.rest_url, b.api_version, b.tls_verify,
-                     b.ca_file, b.credentials},
+                     b.ca_file, b.credentials, 0},
                     daemon, clock, **store);
     if (!rt) {
       Log("error: batch: " + rt.error().ToString());

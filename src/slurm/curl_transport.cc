@@ -110,6 +110,82 @@ size_t AppendBody(char* data, size_t size, size_t n, void* out) {
   return size * n;
 }
 
+// How long a connection opened ahead may wait for a POST. slurmrestd 26.05 kept idle connections
+// open for over 9 minutes on the testbed; a proxy in front of it may close them sooner, which
+// ConnectionsAhead's check before use catches.
+constexpr std::chrono::seconds kAheadMaxIdle{30};
+
+// libcurl before 8.0 connects a socket handed to it again (see ConnectionsAhead::Taker).
+ConnectionsAhead::Taker CurlTaker() {
+  return curl_version_info(CURLVERSION_NOW)->version_num >= 0x080000
+             ? ConnectionsAhead::Taker::kUsesAsIs
+             : ConnectionsAhead::Taker::kConnectsAgain;
+}
+
+// How many connections to hold ahead: none on a local socket for a libcurl that would connect it
+// again, since a local socket's connect always completes at once.
+size_t AheadTarget(const TransportOptions& options) {
+  const bool local = options.base_url.starts_with("unix:");
+  return local && CurlTaker() == ConnectionsAhead::Taker::kConnectsAgain
+             ? 0
+             : options.connections_ahead;
+}
+
+// What the socket callbacks of a transfer need.
+struct SocketHooks {
+  ConnectionsAhead* ahead = nullptr;
+  bool may_take = false;  // a POST: it may go on a connection opened ahead
+  bool took = false;      // the socket libcurl just opened is one opened ahead
+  // Where the transfer's sockets were to connect. Only the one it was answered on is learned: a
+  // name such as localhost gives ::1 and 127.0.0.1, and a server listening on one of them refuses
+  // the other.
+  std::vector<PeerAddress> tried;
+};
+
+// A POST takes a connection opened ahead when one is fit.
+curl_socket_t OpenSocket(void* data, curlsocktype purpose, curl_sockaddr* address) {
+  auto* hooks = static_cast<SocketHooks*>(data);
+  hooks->took = false;
+  PeerAddress peer;
+  if (purpose == CURLSOCKTYPE_IPCXN &&
+      PeerAddress::From(address->family, address->socktype, address->protocol, &address->addr,
+                        address->addrlen, peer)) {
+    if (hooks->may_take) {
+      if (const int fd = hooks->ahead->Take(peer); fd >= 0) {
+        hooks->took = true;
+        return fd;
+      }
+    }
+    hooks->tried.push_back(peer);
+  }
+  return socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+}
+
+// Teaches `ahead` the address an answered transfer connected to, if it opened a connection.
+void LearnAnsweredPeer(CURL* curl, const SocketHooks& hooks) {
+  if (hooks.tried.empty()) return;
+  if (hooks.tried.size() == 1) {
+    hooks.ahead->Learn(hooks.tried.front());
+    return;
+  }
+  char* ip = nullptr;
+  long port = 0;
+  if (curl_easy_getinfo(curl, CURLINFO_PRIMARY_IP, &ip) != CURLE_OK ||
+      curl_easy_getinfo(curl, CURLINFO_PRIMARY_PORT, &port) != CURLE_OK) {
+    return;
+  }
+  for (const PeerAddress& peer : hooks.tried) {
+    if (peer.Is(ip, port)) {
+      hooks.ahead->Learn(peer);
+      return;
+    }
+  }
+}
+
+int SkipConnectIfTaken(void* data, curl_socket_t, curlsocktype) {
+  return static_cast<SocketHooks*>(data)->took ? CURL_SOCKOPT_ALREADY_CONNECTED : CURL_SOCKOPT_OK;
+}
+
 // Errors that prove the request never left this host.
 bool NeverSent(CURLcode rc) {
   return rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
@@ -146,7 +222,9 @@ Result<std::unique_ptr<CurlTransport>> CurlTransport::Create(TransportOptions op
   return std::unique_ptr<CurlTransport>(new CurlTransport(std::move(options)));
 }
 
-CurlTransport::CurlTransport(TransportOptions options) : options_(std::move(options)) {
+CurlTransport::CurlTransport(TransportOptions options)
+    : options_(std::move(options)),
+      ahead_(AheadTarget(options_), kAheadMaxIdle, clock_, CurlTaker()) {
   if (options_.base_url.starts_with("unix:")) {
     socket_path_ = options_.base_url.substr(5);
     url_base_ = "http://localhost";  // slurmrestd ignores the host; libcurl needs one
@@ -167,7 +245,8 @@ struct CurlTransport::Transfer {
   HttpResponse response;
   BodySink sink;
   Steady::time_point started;
-  HttpRequest request;    // SendReleased: what libcurl sends from
+  HttpRequest request;  // SendReleased: what libcurl sends from
+  SocketHooks hooks;
   bool in_multi = false;  // SendReleased: added to its multi handle and not finished yet
 };
 
@@ -196,8 +275,16 @@ bool CurlTransport::Prepare(const HttpRequest& request, Transfer& t) {
   t.sink = BodySink{curl, &t.response.body, request.stream};
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, AppendBody);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &t.sink);
+  if (ahead_.target() > 0) {
+    t.hooks = {&ahead_, request.method == "POST", false, {}};
+    curl_easy_setopt(curl, CURLOPT_OPENSOCKETFUNCTION, OpenSocket);
+    curl_easy_setopt(curl, CURLOPT_OPENSOCKETDATA, &t.hooks);
+    curl_easy_setopt(curl, CURLOPT_SOCKOPTFUNCTION, SkipConnectIfTaken);
+    curl_easy_setopt(curl, CURLOPT_SOCKOPTDATA, &t.hooks);
+  }
   if (request.stream) {
     curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, kStreamBufferSize);
+    // a GET: it never takes a connection opened ahead, so it needs no SkipConnectIfTaken
     if (socket_path_.empty()) {
       curl_easy_setopt(curl, CURLOPT_SOCKOPTFUNCTION, NoteStreamSocket);
       curl_easy_setopt(curl, CURLOPT_SOCKOPTDATA, &t.sink);
@@ -258,6 +345,7 @@ Result<HttpResponse> CurlTransport::Finish(Transfer& t, int code) {
   curl_off_t pretransfer_us = 0;
   curl_easy_getinfo(curl, CURLINFO_PRETRANSFER_TIME_T, &pretransfer_us);
   t.response.sent_at = t.started + std::chrono::microseconds(pretransfer_us);
+  LearnAnsweredPeer(curl, t.hooks);
   handles_.Release(curl);
   return std::move(t.response);
 }
@@ -268,7 +356,9 @@ Result<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
     return Fail(Code::kInternal, "libcurl could not create a handle",
                 request.method + " " + request.path);
   }
-  return Finish(t, curl_easy_perform(t.curl));
+  Result<HttpResponse> answer = Finish(t, curl_easy_perform(t.curl));
+  ahead_.Fill();
+  return answer;
 }
 
 std::vector<Result<HttpResponse>> CurlTransport::SendAll(const std::vector<HttpRequest>& requests,
@@ -376,6 +466,7 @@ void CurlTransport::SendReleased(size_t count, size_t at_once,
     if (in_flight > 0 || held) curl_multi_poll(multi, nullptr, 0, held ? 1 : 100, nullptr);
   }
   curl_multi_cleanup(multi);
+  ahead_.Fill();  // after the batch: its own POSTs never wait for these connects
 }
 
 }  // namespace slurmfleet::slurm

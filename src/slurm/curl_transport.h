@@ -7,7 +7,9 @@
 #include <mutex>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/curl_handle_pool.h"
+#include "slurm/connections_ahead.h"
 #include "slurm/transport.h"
 
 namespace slurmfleet::slurm {
@@ -20,6 +22,11 @@ struct TransportOptions {
   std::chrono::milliseconds total_timeout{30000};
   bool verify_tls = true;
   std::string ca_file;  // PEM bundle for a site CA; empty: the system's
+  // How many connections to hold open ahead for POSTs (slurm/connections_ahead.h), so that a
+  // submit does not wait for its connect; 0: none. They are opened after requests end, once the
+  // server's address is known. None on a local socket with libcurl before 8.0 (Debian 12's),
+  // which would connect it again (ConnectionsAhead::Taker).
+  size_t connections_ahead = 0;
 };
 
 class CurlTransport final : public Transport {
@@ -50,6 +57,8 @@ class CurlTransport final : public Transport {
   std::string url_base_;     // what request paths are appended to
   std::string socket_path_;  // the local socket, for a unix: base URL; else empty
   CurlHandlePool handles_;
+  SystemClock clock_;
+  ConnectionsAhead ahead_;
 };
 
 }  // namespace slurmfleet::slurm

@@ -71,6 +71,7 @@ class ProvisionerIntegrationTest : public ::testing::Test {
 
     slurm::TransportOptions t;
     t.base_url = testbed_.url;
+    t.connections_ahead = EngineOptions{}.submit_concurrency;  // as serve holds them
     auto transport = slurm::CurlTransport::Create(t);
     ASSERT_TRUE(transport);
     transport_ = std::move(*transport);

@@ -35,6 +35,7 @@ class EngineIntegrationTest : public ::testing::Test {
     slurm::TransportOptions t;
     t.base_url = proxy_->url();
     t.total_timeout = 5s;
+    t.connections_ahead = EngineOptions{}.submit_concurrency;  // as serve holds them
     auto transport = slurm::CurlTransport::Create(t);
     ASSERT_TRUE(transport);
     transport_ = std::move(*transport);

@@ -1,5 +1,6 @@
 // CurlTransport against a local HTTP server: SendAll keeps the requests' order, never has more
-// than `at_once` in flight, gives every POST a connection of its own, and says when each left.
+// than `at_once` in flight, gives every POST a connection of its own, and says when each left;
+// with connections opened ahead, a POST takes one that is still fit, and a GET never does.
 #include "slurm/curl_transport.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,8 @@
 #include <sstream>
 #include <string>
 #include <thread>
+
+#include "connection_server.h"
 
 namespace slurmfleet::slurm {
 namespace {
@@ -276,6 +279,69 @@ TEST(CurlTransportTest, AStreamedAnswerOfAnyLengthArrivesWholeAndItsConnectionSe
   transport.reset();  // its kept connections would hold the server's threads
   server.stop();
   thread.join();
+}
+
+std::unique_ptr<CurlTransport> MakeWithConnectionsAhead(const std::string& url, size_t ahead) {
+  TransportOptions t;
+  t.base_url = url;
+  t.total_timeout = 10s;
+  t.connections_ahead = ahead;
+  auto transport = CurlTransport::Create(t);
+  EXPECT_TRUE(transport) << transport.error().ToString();
+  return std::move(*transport);
+}
+
+TEST(CurlTransportTest, PostsGoOnConnectionsOpenedAheadAndGetsNever) {
+  ConnectionServer server;
+  auto transport = MakeWithConnectionsAhead(server.url(), 2);
+  // the first request teaches the server's address: two connections are opened after it
+  ASSERT_TRUE(transport->Send({"GET", "/ping", "", {}}));
+  ASSERT_TRUE(server.WaitAccepted(3));
+
+  const auto before_posts = std::chrono::steady_clock::now();
+  std::vector<Result<HttpResponse>> answers =
+      transport->SendAll({{"POST", "/job/submit", "{}", {}}, {"POST", "/job/submit", "{}", {}}}, 2);
+  for (const Result<HttpResponse>& a : answers) {
+    ASSERT_TRUE(a) << a.error().ToString();
+    EXPECT_EQ(a->status, 200);
+  }
+  std::vector<std::chrono::steady_clock::time_point> accepted = server.RequestsAcceptedAt();
+  ASSERT_EQ(accepted.size(), 3u);
+  EXPECT_LT(accepted[1], before_posts);
+  EXPECT_LT(accepted[2], before_posts);
+  EXPECT_TRUE(server.WaitAccepted(5));  // the two taken are replaced after the batch
+
+  const auto before_get = std::chrono::steady_clock::now();
+  ASSERT_TRUE(transport->Send({"GET", "/jobs/", "", {}}));
+  accepted = server.RequestsAcceptedAt();
+  ASSERT_EQ(accepted.size(), 4u);
+  EXPECT_GE(accepted[3], before_get);  // a connection of its own, made for it
+}
+
+TEST(CurlTransportTest, APostNeverGoesOnAConnectionTheServerClosedWhileItWaited) {
+  ConnectionServer server;
+  auto transport = MakeWithConnectionsAhead(server.url(), 2);
+  ASSERT_TRUE(transport->Send({"GET", "/ping", "", {}}));
+  ASSERT_TRUE(server.WaitAccepted(3));
+  server.CloseIdle();  // as a server or proxy ending idle connections
+  std::this_thread::sleep_for(50ms);
+
+  const auto before = std::chrono::steady_clock::now();
+  Result<HttpResponse> answer = transport->Send({"POST", "/job/submit", "{}", {}});
+  ASSERT_TRUE(answer) << answer.error().ToString();  // not an unknown outcome
+  EXPECT_EQ(answer->status, 200);
+  std::vector<std::chrono::steady_clock::time_point> accepted = server.RequestsAcceptedAt();
+  ASSERT_EQ(accepted.size(), 2u);
+  EXPECT_GE(accepted[1], before);
+}
+
+TEST(CurlTransportTest, WithoutConnectionsAheadNothingIsOpenedBeforeARequest) {
+  ConnectionServer server;
+  auto transport = MakeWithConnectionsAhead(server.url(), 0);
+  ASSERT_TRUE(transport->Send({"GET", "/ping", "", {}}));
+  ASSERT_TRUE(transport->Send({"POST", "/job/submit", "{}", {}}));
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(server.accepted(), 2u);
 }
 
 }  // namespace
