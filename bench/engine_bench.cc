@@ -274,7 +274,6 @@ int main(int argc, char** argv) {
   t.base_url = url;
   t.total_timeout =
       std::chrono::seconds(300);  // a full list of 10,000 jobs takes slurmrestd a while
-  t.connections_ahead = fleet::EngineOptions{}.submit_concurrency;  // as serve holds
   auto transport = slurm::CurlTransport::Create(t);
   if (!transport) return Die(transport.error().ToString());
   auth::MintingTokenSource tokens(key, user, clock);
