@@ -1078,9 +1078,9 @@ int main(int argc, char** argv) {
       const LatencyResult& with = i == 0 ? poll : woken;
       const LatencyResult& without = none_ahead[i];
       std::cout << fmt::format(
-          "  {}, ahead vs none: first sight -> POST p50 {:.1f} vs {:.1f} ms, p99 {:.1f} vs {:.1f} "
-          "ms; handed "
-          "over -> left p50 {:.2f} vs {:.2f} ms, p99 {:.2f} vs {:.2f} ms\n",
+          "  {}, ahead vs none: first sight -> POST p50 {:.1f} vs {:.1f} ms, "
+          "p99 {:.1f} vs {:.1f} ms; handed over -> left p50 {:.2f} vs {:.2f} ms, "
+          "p99 {:.2f} vs {:.2f} ms\n",
           with.mode, Percentile(with.fifo_sight_to_post, 50),
           Percentile(without.fifo_sight_to_post, 50), Percentile(with.fifo_sight_to_post, 99),
           Percentile(without.fifo_sight_to_post, 99), Percentile(with.handed_over_to_post, 50),
