@@ -908,7 +908,14 @@ std::string Row(const std::string& label, const std::vector<double>& v) {
                      Percentile(v, 99), v.empty() ? NAN : *std::max_element(v.begin(), v.end()));
 }
 
-// The slowest waves beside the median one: whether their extra time went waiting for a CPU.
+std::vector<std::string> StoodStill(const bench::PressureSampler::Window& w) {
+  std::vector<std::string> out;
+  for (double ms : w.stood_still_ms) out.push_back(fmt::format("{:.1f}", ms));
+  return out;
+}
+
+// The slowest waves beside the median one: whether their extra time went waiting for a CPU, or
+// to a vCPU the host took away.
 std::string WaveCpuReport(const LatencyResult& r) {
   if (r.waves.empty()) return "";
   std::vector<LatencyResult::Wave> waves = r.waves;
@@ -917,14 +924,16 @@ std::string WaveCpuReport(const LatencyResult& r) {
   std::string out = fmt::format(
       "    a wave's tail beside the machine's pressure (from the first sight to the wave's last "
       "POST, rounded out to the 1 ms samples of /proc/pressure/{{cpu,io}} and of the steal in "
-      "/proc/stat, 10 ms ticks; the sampler used {:.0f} ms of CPU):\n",
+      "/proc/stat, 10 ms ticks; vCPUs stood still: how late a sampler pinned to each woke, less "
+      "the CPU wait\n     PSI counted meanwhile, i.e. time the host ran nothing of the VM's there; "
+      "the samplers used {:.0f} ms of CPU):\n",
       r.sampler_cpu_ms);
   auto line = [&](const std::string& what, const LatencyResult::Wave& w) {
     out += fmt::format(
         "      {:<9} wave {:>2}: slowest item {:>5.1f} ms; of its {:>5.1f} ms, some task waited "
-        "{:>5.1f} ms for a CPU, {:>5.1f} ms for I/O; steal {:>3.0f} ms\n",
+        "{:>5.1f} ms for a CPU, {:>5.1f} ms for I/O; steal {:>3.0f} ms; vCPUs stood still {} ms\n",
         what, w.index, w.slowest_ms, w.cpu.span_ms, w.cpu.cpu_stall_ms, w.cpu.io_stall_ms,
-        w.cpu.steal_ms);
+        w.cpu.steal_ms, fmt::join(StoodStill(w.cpu), " / "));
   };
   const size_t worst = std::min<size_t>(3, waves.size());
   for (size_t i = 0; i < worst; ++i) line(i == 0 ? "slowest:" : "", waves[i]);

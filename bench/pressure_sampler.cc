@@ -1,6 +1,8 @@
 #include "pressure_sampler.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -42,11 +44,14 @@ uint64_t ReadStealTicks(int fd) {
 }  // namespace
 
 PressureSampler::PressureSampler(std::chrono::milliseconds every)
-    : cpu_fd_(::open("/proc/pressure/cpu", O_RDONLY | O_CLOEXEC)),
+    : every_(every),
+      cpu_fd_(::open("/proc/pressure/cpu", O_RDONLY | O_CLOEXEC)),
       io_fd_(::open("/proc/pressure/io", O_RDONLY | O_CLOEXEC)),
       stat_fd_(::open("/proc/stat", O_RDONLY | O_CLOEXEC)) {
   samples_.push_back(Take());
-  thread_ = std::thread([this, every] { Loop(every); });
+  const size_t cpus = std::max(1u, std::thread::hardware_concurrency());
+  late_.resize(cpus);
+  for (size_t cpu = 0; cpu < cpus; ++cpu) threads_.emplace_back([this, cpu] { Loop(cpu); });
 }
 
 PressureSampler::~PressureSampler() {
@@ -61,7 +66,9 @@ void PressureSampler::Stop() {
     std::lock_guard lock(mu_);
     stop_ = true;
   }
-  if (thread_.joinable()) thread_.join();
+  for (std::thread& t : threads_) {
+    if (t.joinable()) t.join();
+  }
 }
 
 PressureSampler::Sample PressureSampler::Take() const {
@@ -69,18 +76,32 @@ PressureSampler::Sample PressureSampler::Take() const {
           ReadStealTicks(stat_fd_)};
 }
 
-void PressureSampler::Loop(std::chrono::milliseconds every) {
+void PressureSampler::Loop(size_t cpu) {
+  // Unpinned (no such CPU, or not allowed), its lateness still counts, for whichever vCPU it ran
+  // on.
+  cpu_set_t only;
+  CPU_ZERO(&only);
+  CPU_SET(cpu, &only);
+  (void)::pthread_setaffinity_np(::pthread_self(), sizeof only, &only);
+  Steady::time_point last = Steady::now();
+  uint64_t last_stall_us = ReadSomeTotalUs(cpu_fd_);
   for (;;) {
-    std::this_thread::sleep_for(every);
-    const Sample s = Take();
+    std::this_thread::sleep_for(every_);
+    const Sample s = cpu == 0 ? Take() : Sample{Steady::now(), ReadSomeTotalUs(cpu_fd_), 0, 0};
+    const double late = std::chrono::duration<double, std::milli>(s.at - last - every_).count() -
+                        static_cast<double>(s.cpu_stall_us - last_stall_us) / 1e3;
+    last = s.at;
+    last_stall_us = s.cpu_stall_us;
     std::lock_guard lock(mu_);
-    samples_.push_back(s);
+    if (cpu == 0) samples_.push_back(s);
+    // a wake-up from an idle CPU and the timer's slack take tens of microseconds, not a millisecond
+    if (late > 1.0) late_[cpu].push_back({s.at, late});
     if (stop_) break;
   }
   timespec used{};
   ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &used);
   std::lock_guard lock(mu_);
-  sampler_cpu_ms_ =
+  sampler_cpu_ms_ +=
       static_cast<double>(used.tv_sec) * 1e3 + static_cast<double>(used.tv_nsec) / 1e6;
 }
 
@@ -94,11 +115,27 @@ PressureSampler::Window PressureSampler::Between(Steady::time_point from,
   auto last = std::lower_bound(samples_.begin(), samples_.end(), to,
                                [](const Sample& s, Steady::time_point t) { return s.at < t; });
   if (last == samples_.end()) last = std::prev(samples_.end());
-  return {static_cast<double>(last->cpu_stall_us - first->cpu_stall_us) / 1e3,
-          static_cast<double>(last->io_stall_us - first->io_stall_us) / 1e3,
-          static_cast<double>(last->steal_ticks - first->steal_ticks) * 1e3 /
-              static_cast<double>(::sysconf(_SC_CLK_TCK)),
-          std::chrono::duration<double, std::milli>(last->at - first->at).count()};
+  Window w{static_cast<double>(last->cpu_stall_us - first->cpu_stall_us) / 1e3,
+           static_cast<double>(last->io_stall_us - first->io_stall_us) / 1e3,
+           static_cast<double>(last->steal_ticks - first->steal_ticks) * 1e3 /
+               static_cast<double>(::sysconf(_SC_CLK_TCK)),
+           {},
+           std::chrono::duration<double, std::milli>(last->at - first->at).count()};
+  // A late wake-up's unexplained time is taken to lie just before it; only the part of it
+  // inside [from, to] counts.
+  for (const std::vector<Lateness>& cpu : late_) {
+    double still = 0;
+    for (const Lateness& l : cpu) {
+      const auto begin = l.at - std::chrono::duration_cast<Steady::duration>(
+                                    std::chrono::duration<double, std::milli>(l.ms));
+      const auto overlap = std::min(l.at, to) - std::max(begin, from);
+      if (overlap > Steady::duration::zero()) {
+        still += std::chrono::duration<double, std::milli>(overlap).count();
+      }
+    }
+    w.stood_still_ms.push_back(still);
+  }
+  return w;
 }
 
 double PressureSampler::OwnCpuMs() const {

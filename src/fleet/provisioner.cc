@@ -901,39 +901,54 @@ void Provisioner::NoticeUnseenBuilds(const std::vector<jenkins::QueueItem>& want
       unused.emplace(name, &agent);
     }
   }
-  size_t asked = 0;
-  for (auto it = left_.begin(); it != left_.end() && !unused.empty() && asked < kMaxFateChecks;
-       ++asked) {
-    const int64_t id = it->first;
-    Result<jenkins::ItemFate> fate = jenkins_.Fate(id);
+  if (unused.empty()) return;
+  // Each item's two calls (what became of it, then its run) go side by side with the other
+  // items': one after another, a burst of short builds held up the planning of the items that
+  // wait now by up to 2 * kMaxFateChecks Jenkins round trips.
+  struct Asked {
+    int64_t id = 0;
+    std::optional<Result<jenkins::ItemFate>> fate;
+    std::optional<Result<jenkins::RunInfo>> run;
+  };
+  std::vector<Asked> asked;
+  for (auto it = left_.begin(); it != left_.end() && asked.size() < kMaxFateChecks; ++it) {
+    asked.push_back({it->first, std::nullopt, std::nullopt});
+  }
+  jenkins_calls_.Run(asked.size(), options_.jenkins_concurrency, [&](size_t i) {
+    asked[i].fate = jenkins_.Fate(asked[i].id);
+    const Result<jenkins::ItemFate>& fate = *asked[i].fate;
+    if (fate && fate->left && !fate->executable_url.empty()) {
+      asked[i].run = jenkins_.Run(fate->executable_url);
+    }
+  });
+  for (const Asked& a : asked) {
+    auto it = left_.find(a.id);
+    const Result<jenkins::ItemFate>& fate = *a.fate;
     if (!fate) {
       // forgotten: it left long ago; any other failure is asked again at the next pass
-      it = fate.error().code == Code::kNotFound ? left_.erase(it) : std::next(it);
+      if (fate.error().code == Code::kNotFound) left_.erase(it);
       continue;
     }
-    if (!fate->left) {
-      ++it;  // still queued, only not wanting an executor now (blocked)
-      continue;
-    }
+    if (!fate->left) continue;  // still queued, only not wanting an executor now (blocked)
     if (fate->executable_url.empty()) {
-      it = left_.erase(it);  // cancelled
+      left_.erase(it);  // cancelled
       continue;
     }
-    Result<jenkins::RunInfo> run = jenkins_.Run(fate->executable_url);
+    const Result<jenkins::RunInfo>& run = *a.run;
     if (!run) {
-      it = run.error().code == Code::kInvalidInput ? left_.erase(it) : std::next(it);
+      if (run.error().code == Code::kInvalidInput) left_.erase(it);
       continue;
     }
     auto found = unused.find(run->built_on);
     if (found == unused.end()) {
-      // On an agent of ours that does not look unused yet (its node not yet seen connected, or
-      // still building in this pass's answer): ask again once it does.
+      // On an agent of ours that does not look unused (its node not yet seen connected, or still
+      // building in this pass's answer, or its build was found through another item just now):
+      // ask again once it does.
       auto agent = agents_.find(run->built_on);
-      const bool later = agent != agents_.end() && agent->second.builds == 0;
-      it = later ? std::next(it) : left_.erase(it);
+      if (agent == agents_.end() || agent->second.builds != 0) left_.erase(it);
       continue;
     }
-    it = left_.erase(it);
+    left_.erase(it);
     Agent& agent = *found->second;
     unused.erase(found);
     // drained first, as in Watch: the agent is idle now, and Jenkins hands it the next item

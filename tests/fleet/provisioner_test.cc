@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <functional>
+#include <mutex>
 
 #include "base/fake_clock.h"
 #include "fleet/fake_jenkins_client.h"
@@ -53,6 +55,90 @@ jenkins:
             agentLaunch: {jarPath: /opt/agent.jar}
 )";
 
+// Hands the provisioner's calls to the fake one at a time (the fake is not thread-safe), but once
+// armed, lets the calls that ask what became of a queue item wait for each other: each waits
+// until `together` of them are in flight, or 5 s. Asked one after another, they never are.
+class FatesSideBySide final : public jenkins::Client {
+ public:
+  explicit FatesSideBySide(FakeJenkinsClient& inner) : inner_(inner) {}
+
+  // defined before its uses: its return type is deduced
+  template <typename Call>
+  auto Locked(Call call) {
+    std::lock_guard lock(call_mu_);
+    return call();
+  }
+
+  void Arm(int together) {
+    std::lock_guard lock(wait_mu_);
+    together_ = together;
+  }
+  int most_in_flight() const {
+    std::lock_guard lock(wait_mu_);
+    return most_in_flight_;
+  }
+
+  Result<jenkins::ItemFate> Fate(int64_t queue_id) override {
+    {
+      std::unique_lock lock(wait_mu_);
+      if (together_ > 0) {
+        most_in_flight_ = std::max(most_in_flight_, ++in_flight_);
+        if (in_flight_ >= together_) met_ = true;
+        met_cv_.notify_all();
+        met_cv_.wait_for(lock, 5s, [&] { return met_; });
+        --in_flight_;
+      }
+    }
+    return Locked([&] { return inner_.Fate(queue_id); });
+  }
+  Result<jenkins::ControllerInfo> Discover() override {
+    return Locked([&] { return inner_.Discover(); });
+  }
+  Result<std::vector<jenkins::QueueItem>> Queue() override {
+    return Locked([&] { return inner_.Queue(); });
+  }
+  Result<std::map<int64_t, std::string>> ExactLabels() override {
+    return Locked([&] { return inner_.ExactLabels(); });
+  }
+  Result<std::vector<jenkins::Computer>> Computers() override {
+    return Locked([&] { return inner_.Computers(); });
+  }
+  Result<jenkins::Computer> GetComputer(const std::string& name) override {
+    return Locked([&] { return inner_.GetComputer(name); });
+  }
+  Status CreateNode(const jenkins::NodeSpec& node) override {
+    return Locked([&] { return inner_.CreateNode(node); });
+  }
+  Result<Secret> AgentSecret(const std::string& name) override {
+    return Locked([&] { return inner_.AgentSecret(name); });
+  }
+  Status Drain(const std::string& name, const std::string& message) override {
+    return Locked([&] { return inner_.Drain(name, message); });
+  }
+  Status SetDescription(const std::string& name, const std::string& description) override {
+    return Locked([&] { return inner_.SetDescription(name, description); });
+  }
+  Status DeleteNode(const std::string& name) override {
+    return Locked([&] { return inner_.DeleteNode(name); });
+  }
+  Result<jenkins::RunInfo> Run(const std::string& run_url) override {
+    return Locked([&] { return inner_.Run(run_url); });
+  }
+  Result<jenkins::LabelLoad> Label(const std::string& expression) override {
+    return Locked([&] { return inner_.Label(expression); });
+  }
+
+ private:
+  FakeJenkinsClient& inner_;
+  std::mutex call_mu_;
+  mutable std::mutex wait_mu_;
+  std::condition_variable met_cv_;
+  int together_ = 0;
+  int in_flight_ = 0;
+  int most_in_flight_ = 0;
+  bool met_ = false;
+};
+
 class ProvisionerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -80,15 +166,19 @@ class ProvisionerTest : public ::testing::Test {
   }
 
   // `with_c1` false: as after a restart with c1 removed from the configuration.
-  std::unique_ptr<Provisioner> MakeProvisioner(bool with_c1 = true) {
+  // `jenkins` and `concurrency`: a client that makes the fake safe for calls side by side.
+  std::unique_ptr<Provisioner> MakeProvisioner(bool with_c1 = true,
+                                               jenkins::Client* jenkins = nullptr,
+                                               size_t concurrency = 1) {
     ProvisionerOptions o;
     o.instance = "test";
     o.debug_log = [this](std::string_view line) { debug_lines_.emplace_back(line); };
-    o.jenkins_concurrency = 1;  // the fake Jenkins is not thread-safe
+    o.jenkins_concurrency = concurrency;  // 1: the fake Jenkins is not thread-safe
     o.unused_agent_limit = unused_agent_limit_;
     std::vector<ProvisionerCloud> clouds = {{"c2", engines_[1].get(), &slurm2_}};
     if (with_c1) clouds.insert(clouds.begin(), {"c1", engines_[0].get(), &slurm1_});
-    auto p = Provisioner::Create(jenkins_, *templates_, *store_, clock_, std::move(clouds), o);
+    auto p = Provisioner::Create(jenkins ? *jenkins : jenkins_, *templates_, *store_, clock_,
+                                 std::move(clouds), o);
     EXPECT_TRUE(p) << p.error().ToString();
     return std::move(*p);
   }
@@ -517,6 +607,38 @@ TEST_F(ProvisionerTest, AnItemTakenWhileItsAgentStillLookedStartingIsAskedAboutO
   EXPECT_EQ(Agents()[0].builds, 1) << Events(name);
   Pass();
   EXPECT_EQ(jenkins_.fate_calls, 1) << "an item is asked about until its run is known";
+}
+
+// One after another, the two calls of each item that left held up the planning of the items that
+// wait by up to 32 Jenkins round trips after a burst of short builds.
+TEST_F(ProvisionerTest, TheItemsThatLeftAreAskedAboutSideBySide) {
+  FatesSideBySide jenkins(jenkins_);
+  provisioner_ = MakeProvisioner(true, &jenkins, 4);
+  const int64_t first = jenkins_.Enqueue("linux");
+  const int64_t second = jenkins_.Enqueue("linux");
+  Pass();
+  ASSERT_EQ(jenkins_.nodes.size(), 2u);
+  for (const auto& [id, job] : slurm1_.jobs()) slurm1_.SetState(id, {"RUNNING"});
+  std::vector<std::string> names;
+  for (const auto& [name, node] : jenkins_.nodes) names.push_back(name);
+  for (const std::string& name : names) jenkins_.Connect(name);
+  Pass();
+  ASSERT_EQ(jenkins_.fate_calls, 0);
+  // both builds ran and ended between two passes
+  jenkins_.queue.clear();
+  const std::string runs[] = {"http://jenkins.test/job/j/1/", "http://jenkins.test/job/j/2/"};
+  jenkins_.fates[first] = {true, false, runs[0]};
+  jenkins_.fates[second] = {true, false, runs[1]};
+  jenkins_.runs[runs[0]] = {false, "SUCCESS", names[0]};
+  jenkins_.runs[runs[1]] = {false, "SUCCESS", names[1]};
+  jenkins.Arm(2);
+  Pass();
+  EXPECT_EQ(jenkins.most_in_flight(), 2);
+  EXPECT_EQ(jenkins_.fate_calls, 2);
+  for (const std::string& name : names) {
+    EXPECT_TRUE(jenkins_.nodes.at(name).temporarily_offline) << name << ": drained";
+  }
+  for (const Agent& a : Agents()) EXPECT_EQ(a.builds, 1) << a.name;
 }
 
 TEST_F(ProvisionerTest, AnItemWhoseFateCouldNotBeAskedIsAskedAgainButNotPastTheWindow) {
