@@ -158,8 +158,9 @@ ProvisionStats Provisioner::Tick() {
 
   const std::vector<CloudTemplates> snapshot = templates_.Snapshot();
   std::vector<std::string> ended;
+  std::vector<std::string> to_describe;
   for (auto it = agents_.begin(); it != agents_.end();) {
-    Advance(it->second, nodes, snapshot);
+    Advance(it->second, nodes, snapshot, to_describe);
     if (IsFinal(it->second.phase)) {
       ++stats.ended;
       ended.push_back(it->first);
@@ -173,6 +174,16 @@ ProvisionStats Provisioner::Tick() {
     }
   }
   DeleteStrayNodes(nodes);
+  std::vector<std::pair<Agent*, std::string>> describe;  // (agent, its node's new description)
+  for (const std::string& name : to_describe) {
+    if (auto it = agents_.find(name); it != agents_.end()) {
+      describe.emplace_back(&it->second, Description(it->second));
+    }
+  }
+  std::vector<Status> described(describe.size());
+  const auto call_describe = [&](size_t k) {
+    described[k] = jenkins_.SetDescription(describe[k].first->name, describe[k].second);
+  };
 
   if (!label_mode_known_) {
     // Find out once at start-up which label source works, so test-connection can say it before
@@ -199,8 +210,11 @@ ProvisionStats Provisioner::Tick() {
     const bool ask_nodes = std::any_of(agents_.begin(), agents_.end(), [&](const auto& entry) {
       return entry.second.node_created && CountedFree(entry.second, nodes);
     });
-    jenkins_calls_.Run(1 + ask_labels + ask_nodes, options_.jenkins_concurrency, [&](size_t i) {
-      if (i == 0) {
+    const size_t asked_first = 1 + ask_labels + ask_nodes;
+    jenkins_calls_.Run(asked_first + describe.size(), options_.jenkins_concurrency, [&](size_t i) {
+      if (i >= asked_first) {
+        call_describe(i - asked_first);
+      } else if (i == 0) {
         queue = jenkins_.Queue();
       } else if (i == 1 && ask_nodes) {
         fresh = jenkins_.Computers();
@@ -213,6 +227,7 @@ ProvisionStats Provisioner::Tick() {
       for (jenkins::Computer& c : **fresh) nodes.emplace(c.name, std::move(c));
       for (const std::string& name : ended) nodes.erase(name);  // a delete that failed
     }
+    for (size_t k = 0; k < describe.size(); ++k) Described(*describe[k].first, described[k]);
     items_waited_ = false;
     if (queue) {
       std::vector<jenkins::QueueItem> wanted;
@@ -245,6 +260,9 @@ ProvisionStats Provisioner::Tick() {
       std::lock_guard lock(status_mu_);
       status_.last_error = queue.error().ToString();
     }
+  } else {
+    jenkins_calls_.Run(describe.size(), options_.jenkins_concurrency, call_describe);
+    for (size_t k = 0; k < describe.size(); ++k) Described(*describe[k].first, described[k]);
   }
 
   std::set<std::string> in_use;
@@ -778,7 +796,8 @@ void Provisioner::Create(Agent& agent, const std::vector<CloudTemplates>& snapsh
 }
 
 void Provisioner::Advance(Agent& agent, const std::map<std::string, jenkins::Computer>& nodes,
-                          const std::vector<CloudTemplates>& snapshot) {
+                          const std::vector<CloudTemplates>& snapshot,
+                          std::vector<std::string>& to_describe) {
   if (agent.phase == AgentPhase::kCreating) {
     if (NowMs() - agent.created_ms >= int64_t{agent.timeout_minutes} * 60000) {
       // slurmrestd (or Jenkins' node API) kept failing: give the capacity back
@@ -803,15 +822,7 @@ void Provisioner::Advance(Agent& agent, const std::map<std::string, jenkins::Com
   if (agent.job_id && !agent.described && node != nodes.end()) {
     // The job id exists only after the node (its secret goes into the job): name it now, so
     // admins see in the Jenkins UI which Slurm job an agent runs in.
-    Status described = jenkins_.SetDescription(agent.name, Description(agent));
-    if (described || described.error().code == Code::kNotFound) {
-      agent.described = true;
-      Save(agent, "", "");
-    } else if (described.error().code == Code::kRejected || described.error().code == Code::kAuth) {
-      agent.described = true;  // no Computer/Configure: the node keeps its first description
-      Save(agent, "warn",
-           "cannot name the Slurm job in the node's description: " + described.error().ToString());
-    }
+    to_describe.push_back(agent.name);
   }
   if (agent.phase != AgentPhase::kTerminating && FindCloud(agent.cloud) == nullptr) {
     // Started before its cloud left the configuration: nothing tracks its Slurm job or could
@@ -850,6 +861,17 @@ void Provisioner::Advance(Agent& agent, const std::map<std::string, jenkins::Com
       }
     }
     Terminate(agent);
+  }
+}
+
+void Provisioner::Described(Agent& agent, const Status& described) {
+  if (described || described.error().code == Code::kNotFound) {
+    agent.described = true;
+    Save(agent, "", "");
+  } else if (described.error().code == Code::kRejected || described.error().code == Code::kAuth) {
+    agent.described = true;  // no Computer/Configure: the node keeps its first description
+    Save(agent, "warn",
+         "cannot name the Slurm job in the node's description: " + described.error().ToString());
   }
 }
 

@@ -142,8 +142,12 @@ class Provisioner {
   void Launch(const std::vector<jenkins::QueueItem>& items,
               const std::map<std::string, jenkins::Computer>& nodes,
               const std::vector<CloudTemplates>& snapshot, ProvisionStats& stats);
+  // Adds the agent to `to_describe` when its node is yet to name its Slurm job: those calls are
+  // made side by side with the pass's look at the queue (Describe), not one after another before
+  // it, where a wave of new agents held that look up by a Jenkins round trip each.
   void Advance(Agent& agent, const std::map<std::string, jenkins::Computer>& nodes,
-               const std::vector<CloudTemplates>& snapshot);
+               const std::vector<CloudTemplates>& snapshot, std::vector<std::string>& to_describe);
+  void Described(Agent& agent, const Status& described);
   // Makes the node (once) and renders the agent's job; nullopt when it cannot yet (tried again
   // next pass) or failed (the agent is then ending).
   std::optional<slurm::JobRequest> Prepare(Agent& agent,

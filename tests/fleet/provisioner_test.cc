@@ -9,6 +9,8 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <set>
+#include <type_traits>
 
 #include "base/fake_clock.h"
 #include "fleet/fake_jenkins_client.h"
@@ -56,21 +58,15 @@ jenkins:
 )";
 
 // Hands the provisioner's calls to the fake one at a time (the fake is not thread-safe), but once
-// armed, lets the calls that ask what became of a queue item wait for each other: each waits
-// until `together` of them are in flight, or 5 s. Asked one after another, they never are.
-class FatesSideBySide final : public jenkins::Client {
+// armed, lets the calls of the named kinds wait for each other: each waits until `together` of
+// them are in flight, or 5 s. Made one after another, they never are.
+class SideBySideJenkins final : public jenkins::Client {
  public:
-  explicit FatesSideBySide(FakeJenkinsClient& inner) : inner_(inner) {}
+  explicit SideBySideJenkins(FakeJenkinsClient& inner) : inner_(inner) {}
 
-  // defined before its uses: its return type is deduced
-  template <typename Call>
-  auto Locked(Call call) {
-    std::lock_guard lock(call_mu_);
-    return call();
-  }
-
-  void Arm(int together) {
+  void Arm(std::set<std::string> kinds, int together) {
     std::lock_guard lock(wait_mu_);
+    kinds_ = std::move(kinds);
     together_ = together;
   }
   int most_in_flight() const {
@@ -78,10 +74,52 @@ class FatesSideBySide final : public jenkins::Client {
     return most_in_flight_;
   }
 
+  Result<jenkins::ControllerInfo> Discover() override {
+    return Call("Discover", [&] { return inner_.Discover(); });
+  }
+  Result<std::vector<jenkins::QueueItem>> Queue() override {
+    return Call("Queue", [&] { return inner_.Queue(); });
+  }
+  Result<std::map<int64_t, std::string>> ExactLabels() override {
+    return Call("ExactLabels", [&] { return inner_.ExactLabels(); });
+  }
+  Result<std::vector<jenkins::Computer>> Computers() override {
+    return Call("Computers", [&] { return inner_.Computers(); });
+  }
+  Result<jenkins::Computer> GetComputer(const std::string& name) override {
+    return Call("GetComputer", [&] { return inner_.GetComputer(name); });
+  }
+  Status CreateNode(const jenkins::NodeSpec& node) override {
+    return Call("CreateNode", [&] { return inner_.CreateNode(node); });
+  }
+  Result<Secret> AgentSecret(const std::string& name) override {
+    return Call("AgentSecret", [&] { return inner_.AgentSecret(name); });
+  }
+  Status Drain(const std::string& name, const std::string& message) override {
+    return Call("Drain", [&] { return inner_.Drain(name, message); });
+  }
+  Status SetDescription(const std::string& name, const std::string& description) override {
+    return Call("SetDescription", [&] { return inner_.SetDescription(name, description); });
+  }
+  Status DeleteNode(const std::string& name) override {
+    return Call("DeleteNode", [&] { return inner_.DeleteNode(name); });
+  }
   Result<jenkins::ItemFate> Fate(int64_t queue_id) override {
+    return Call("Fate", [&] { return inner_.Fate(queue_id); });
+  }
+  Result<jenkins::RunInfo> Run(const std::string& run_url) override {
+    return Call("Run", [&] { return inner_.Run(run_url); });
+  }
+  Result<jenkins::LabelLoad> Label(const std::string& expression) override {
+    return Call("Label", [&] { return inner_.Label(expression); });
+  }
+
+ private:
+  template <typename Forward>
+  std::invoke_result_t<Forward> Call(const std::string& kind, Forward forward) {
     {
       std::unique_lock lock(wait_mu_);
-      if (together_ > 0) {
+      if (kinds_.contains(kind)) {
         most_in_flight_ = std::max(most_in_flight_, ++in_flight_);
         if (in_flight_ >= together_) met_ = true;
         met_cv_.notify_all();
@@ -89,50 +127,15 @@ class FatesSideBySide final : public jenkins::Client {
         --in_flight_;
       }
     }
-    return Locked([&] { return inner_.Fate(queue_id); });
-  }
-  Result<jenkins::ControllerInfo> Discover() override {
-    return Locked([&] { return inner_.Discover(); });
-  }
-  Result<std::vector<jenkins::QueueItem>> Queue() override {
-    return Locked([&] { return inner_.Queue(); });
-  }
-  Result<std::map<int64_t, std::string>> ExactLabels() override {
-    return Locked([&] { return inner_.ExactLabels(); });
-  }
-  Result<std::vector<jenkins::Computer>> Computers() override {
-    return Locked([&] { return inner_.Computers(); });
-  }
-  Result<jenkins::Computer> GetComputer(const std::string& name) override {
-    return Locked([&] { return inner_.GetComputer(name); });
-  }
-  Status CreateNode(const jenkins::NodeSpec& node) override {
-    return Locked([&] { return inner_.CreateNode(node); });
-  }
-  Result<Secret> AgentSecret(const std::string& name) override {
-    return Locked([&] { return inner_.AgentSecret(name); });
-  }
-  Status Drain(const std::string& name, const std::string& message) override {
-    return Locked([&] { return inner_.Drain(name, message); });
-  }
-  Status SetDescription(const std::string& name, const std::string& description) override {
-    return Locked([&] { return inner_.SetDescription(name, description); });
-  }
-  Status DeleteNode(const std::string& name) override {
-    return Locked([&] { return inner_.DeleteNode(name); });
-  }
-  Result<jenkins::RunInfo> Run(const std::string& run_url) override {
-    return Locked([&] { return inner_.Run(run_url); });
-  }
-  Result<jenkins::LabelLoad> Label(const std::string& expression) override {
-    return Locked([&] { return inner_.Label(expression); });
+    std::lock_guard lock(call_mu_);
+    return forward();
   }
 
- private:
   FakeJenkinsClient& inner_;
   std::mutex call_mu_;
   mutable std::mutex wait_mu_;
   std::condition_variable met_cv_;
+  std::set<std::string> kinds_;
   int together_ = 0;
   int in_flight_ = 0;
   int most_in_flight_ = 0;
@@ -609,10 +612,29 @@ TEST_F(ProvisionerTest, AnItemTakenWhileItsAgentStillLookedStartingIsAskedAboutO
   EXPECT_EQ(jenkins_.fate_calls, 1) << "an item is asked about until its run is known";
 }
 
+// One after another before the look at the queue, a wave's descriptions held that look up by a
+// Jenkins round trip each.
+TEST_F(ProvisionerTest, ANodeIsToldItsSlurmJobSideBySideWithTheLookAtTheQueue) {
+  SideBySideJenkins jenkins(jenkins_);
+  provisioner_ = MakeProvisioner(true, &jenkins, 4);
+  jenkins_.Enqueue("linux");
+  Pass();
+  ASSERT_EQ(jenkins_.nodes.size(), 1u);
+  const std::string name = jenkins_.nodes.begin()->first;
+  jenkins.Arm({"Queue", "SetDescription"}, 2);
+  Pass();
+  EXPECT_EQ(jenkins.most_in_flight(), 2);
+  EXPECT_EQ(jenkins_.nodes.at(name).description,
+            "slurmfleet:test cloud c1, template cpu; Slurm job " +
+                std::to_string(slurm1_.jobs().begin()->first));
+  ASSERT_EQ(Agents().size(), 1u);
+  EXPECT_TRUE(Agents()[0].described) << "recorded, so it is not asked again";
+}
+
 // One after another, the two calls of each item that left held up the planning of the items that
 // wait by up to 32 Jenkins round trips after a burst of short builds.
 TEST_F(ProvisionerTest, TheItemsThatLeftAreAskedAboutSideBySide) {
-  FatesSideBySide jenkins(jenkins_);
+  SideBySideJenkins jenkins(jenkins_);
   provisioner_ = MakeProvisioner(true, &jenkins, 4);
   const int64_t first = jenkins_.Enqueue("linux");
   const int64_t second = jenkins_.Enqueue("linux");
@@ -631,7 +653,7 @@ TEST_F(ProvisionerTest, TheItemsThatLeftAreAskedAboutSideBySide) {
   jenkins_.fates[second] = {true, false, runs[1]};
   jenkins_.runs[runs[0]] = {false, "SUCCESS", names[0]};
   jenkins_.runs[runs[1]] = {false, "SUCCESS", names[1]};
-  jenkins.Arm(2);
+  jenkins.Arm({"Fate"}, 2);
   Pass();
   EXPECT_EQ(jenkins.most_in_flight(), 2);
   EXPECT_EQ(jenkins_.fate_calls, 2);
