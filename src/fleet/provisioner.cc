@@ -174,16 +174,6 @@ ProvisionStats Provisioner::Tick() {
     }
   }
   DeleteStrayNodes(nodes);
-  std::vector<std::pair<Agent*, std::string>> describe;  // (agent, its node's new description)
-  for (const std::string& name : to_describe) {
-    if (auto it = agents_.find(name); it != agents_.end()) {
-      describe.emplace_back(&it->second, Description(it->second));
-    }
-  }
-  std::vector<Status> described(describe.size());
-  const auto call_describe = [&](size_t k) {
-    described[k] = jenkins_.SetDescription(describe[k].first->name, describe[k].second);
-  };
 
   if (!label_mode_known_) {
     // Find out once at start-up which label source works, so test-connection can say it before
@@ -210,11 +200,8 @@ ProvisionStats Provisioner::Tick() {
     const bool ask_nodes = std::any_of(agents_.begin(), agents_.end(), [&](const auto& entry) {
       return entry.second.node_created && CountedFree(entry.second, nodes);
     });
-    const size_t asked_first = 1 + ask_labels + ask_nodes;
-    jenkins_calls_.Run(asked_first + describe.size(), options_.jenkins_concurrency, [&](size_t i) {
-      if (i >= asked_first) {
-        call_describe(i - asked_first);
-      } else if (i == 0) {
+    jenkins_calls_.Run(1 + ask_labels + ask_nodes, options_.jenkins_concurrency, [&](size_t i) {
+      if (i == 0) {
         queue = jenkins_.Queue();
       } else if (i == 1 && ask_nodes) {
         fresh = jenkins_.Computers();
@@ -227,7 +214,6 @@ ProvisionStats Provisioner::Tick() {
       for (jenkins::Computer& c : **fresh) nodes.emplace(c.name, std::move(c));
       for (const std::string& name : ended) nodes.erase(name);  // a delete that failed
     }
-    for (size_t k = 0; k < describe.size(); ++k) Described(*describe[k].first, described[k]);
     items_waited_ = false;
     if (queue) {
       std::vector<jenkins::QueueItem> wanted;
@@ -260,10 +246,20 @@ ProvisionStats Provisioner::Tick() {
       std::lock_guard lock(status_mu_);
       status_.last_error = queue.error().ToString();
     }
-  } else {
-    jenkins_calls_.Run(describe.size(), options_.jenkins_concurrency, call_describe);
-    for (size_t k = 0; k < describe.size(); ++k) Described(*describe[k].first, described[k]);
   }
+  // After the new agents' POSTs, side by side: a description is for admins to read, and the
+  // POSTs need not wait for it.
+  std::vector<std::pair<Agent*, std::string>> describe;  // (agent, its node's new description)
+  for (const std::string& name : to_describe) {
+    if (auto it = agents_.find(name); it != agents_.end()) {
+      describe.emplace_back(&it->second, Description(it->second));
+    }
+  }
+  std::vector<Status> described(describe.size());
+  jenkins_calls_.Run(describe.size(), options_.jenkins_concurrency, [&](size_t k) {
+    described[k] = jenkins_.SetDescription(describe[k].first->name, describe[k].second);
+  });
+  for (size_t k = 0; k < describe.size(); ++k) Described(*describe[k].first, described[k]);
 
   std::set<std::string> in_use;
   for (const auto& [name, a] : agents_) in_use.insert(a.template_name);

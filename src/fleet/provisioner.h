@@ -143,8 +143,8 @@ class Provisioner {
               const std::map<std::string, jenkins::Computer>& nodes,
               const std::vector<CloudTemplates>& snapshot, ProvisionStats& stats);
   // Adds the agent to `to_describe` when its node is yet to name its Slurm job: those calls are
-  // made side by side with the pass's look at the queue (Describe), not one after another before
-  // it, where a wave of new agents held that look up by a Jenkins round trip each.
+  // made side by side at the end of the pass, after the new agents' POSTs, not one after another
+  // before the look at the queue, which a wave of new agents held up by a Jenkins round trip each.
   void Advance(Agent& agent, const std::map<std::string, jenkins::Computer>& nodes,
                const std::vector<CloudTemplates>& snapshot, std::vector<std::string>& to_describe);
   void Described(Agent& agent, const Status& described);

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -64,7 +65,12 @@ class SideBySideJenkins final : public jenkins::Client {
  public:
   explicit SideBySideJenkins(FakeJenkinsClient& inner) : inner_(inner) {}
 
+  // Also starts the log of calls afresh.
   void Arm(std::set<std::string> kinds, int together) {
+    {
+      std::lock_guard lock(call_mu_);
+      calls_.clear();
+    }
     std::lock_guard lock(wait_mu_);
     kinds_ = std::move(kinds);
     together_ = together;
@@ -72,6 +78,10 @@ class SideBySideJenkins final : public jenkins::Client {
   int most_in_flight() const {
     std::lock_guard lock(wait_mu_);
     return most_in_flight_;
+  }
+  std::vector<std::string> calls() {
+    std::lock_guard lock(call_mu_);
+    return calls_;
   }
 
   Result<jenkins::ControllerInfo> Discover() override {
@@ -128,11 +138,13 @@ class SideBySideJenkins final : public jenkins::Client {
       }
     }
     std::lock_guard lock(call_mu_);
+    calls_.push_back(kind);
     return forward();
   }
 
   FakeJenkinsClient& inner_;
   std::mutex call_mu_;
+  std::vector<std::string> calls_;  // since Arm, each call's kind in the order it reached the fake
   mutable std::mutex wait_mu_;
   std::condition_variable met_cv_;
   std::set<std::string> kinds_;
@@ -613,22 +625,35 @@ TEST_F(ProvisionerTest, AnItemTakenWhileItsAgentStillLookedStartingIsAskedAboutO
 }
 
 // One after another before the look at the queue, a wave's descriptions held that look up by a
-// Jenkins round trip each.
-TEST_F(ProvisionerTest, ANodeIsToldItsSlurmJobSideBySideWithTheLookAtTheQueue) {
+// Jenkins round trip each. Now they go side by side, after the pass's new agents were sent.
+TEST_F(ProvisionerTest, NodesAreToldTheirSlurmJobsSideBySideAfterTheNewAgentsWereSent) {
   SideBySideJenkins jenkins(jenkins_);
   provisioner_ = MakeProvisioner(true, &jenkins, 4);
   jenkins_.Enqueue("linux");
+  jenkins_.Enqueue("linux");
   Pass();
-  ASSERT_EQ(jenkins_.nodes.size(), 1u);
-  const std::string name = jenkins_.nodes.begin()->first;
-  jenkins.Arm({"Queue", "SetDescription"}, 2);
+  ASSERT_EQ(jenkins_.nodes.size(), 2u);
+  std::vector<std::string> names;
+  for (const auto& [name, node] : jenkins_.nodes) names.push_back(name);
+  jenkins_.Enqueue("linux");
+  jenkins.Arm({"SetDescription"}, 2);
   Pass();
   EXPECT_EQ(jenkins.most_in_flight(), 2);
-  EXPECT_EQ(jenkins_.nodes.at(name).description,
-            "slurmfleet:test cloud c1, template cpu; Slurm job " +
-                std::to_string(slurm1_.jobs().begin()->first));
-  ASSERT_EQ(Agents().size(), 1u);
-  EXPECT_TRUE(Agents()[0].described) << "recorded, so it is not asked again";
+  const std::vector<std::string> calls = jenkins.calls();
+  const auto created = std::find(calls.begin(), calls.end(), "CreateNode");
+  const auto described = std::find(calls.begin(), calls.end(), "SetDescription");
+  ASSERT_NE(created, calls.end());
+  EXPECT_LT(created - calls.begin(), described - calls.begin())
+      << "the third item's agent was sent first";
+  for (const std::string& name : names) {
+    EXPECT_NE(jenkins_.nodes.at(name).description.find("; Slurm job "), std::string::npos)
+        << name << ": " << jenkins_.nodes.at(name).description;
+  }
+  for (const Agent& a : Agents()) {
+    if (a.name == names[0] || a.name == names[1]) {
+      EXPECT_TRUE(a.described) << a.name << ": recorded, so it is not asked again";
+    }
+  }
 }
 
 // One after another, the two calls of each item that left held up the planning of the items that
