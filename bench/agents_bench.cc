@@ -55,6 +55,7 @@
 #include "fleet/job_tag.h"
 #include "fleet/provisioner.h"
 #include "fleet/template_registry.h"
+#include "jenkins/forwarding_client.h"
 #include "jenkins/http_client.h"
 #include "jenkins/standin/jenkins_standin.h"
 #include "jenkins/standin/standin_agent_install.h"
@@ -117,15 +118,12 @@ std::string Env(const char* name) {
 
 // jenkins::Client decorator: when Queue() first answered each buildable item, and when the node of
 // each agent was created and its secret read.
-class TimedJenkins final : public jenkins::Client {
+class TimedJenkins final : public jenkins::ForwardingClient {
  public:
-  explicit TimedJenkins(jenkins::Client& inner) : inner_(inner) {}
+  explicit TimedJenkins(jenkins::Client& inner) : ForwardingClient(inner) {}
 
-  Result<jenkins::ControllerInfo> Discover() override {
-    return Timed("Discover", [&] { return inner_.Discover(); });
-  }
   Result<std::vector<jenkins::QueueItem>> Queue() override {
-    Result<std::vector<jenkins::QueueItem>> r = Timed("Queue", [&] { return inner_.Queue(); });
+    Result<std::vector<jenkins::QueueItem>> r = ForwardingClient::Queue();
     const Steady::time_point now = Steady::now();
     if (r) {
       std::lock_guard lock(mu_);
@@ -137,43 +135,16 @@ class TimedJenkins final : public jenkins::Client {
     }
     return r;
   }
-  Result<std::map<int64_t, std::string>> ExactLabels() override {
-    return Timed("ExactLabels", [&] { return inner_.ExactLabels(); });
-  }
-  Result<std::vector<jenkins::Computer>> Computers() override {
-    return Timed("Computers", [&] { return inner_.Computers(); });
-  }
-  Result<jenkins::Computer> GetComputer(const std::string& name) override {
-    return Timed("GetComputer", [&] { return inner_.GetComputer(name); });
-  }
   Status CreateNode(const jenkins::NodeSpec& node) override {
     Stamp(node_asked_, node.name);
-    Status s = Timed("CreateNode", [&] { return inner_.CreateNode(node); });
+    Status s = ForwardingClient::CreateNode(node);
     Stamp(node_created_, node.name);
     return s;
   }
   Result<Secret> AgentSecret(const std::string& name) override {
-    Result<Secret> s = Timed("AgentSecret", [&] { return inner_.AgentSecret(name); });
+    Result<Secret> s = ForwardingClient::AgentSecret(name);
     Stamp(secret_read_, name);
     return s;
-  }
-  Status Drain(const std::string& name, const std::string& message) override {
-    return Timed("Drain", [&] { return inner_.Drain(name, message); });
-  }
-  Status SetDescription(const std::string& name, const std::string& description) override {
-    return Timed("SetDescription", [&] { return inner_.SetDescription(name, description); });
-  }
-  Status DeleteNode(const std::string& name) override {
-    return Timed("DeleteNode", [&] { return inner_.DeleteNode(name); });
-  }
-  Result<jenkins::LabelLoad> Label(const std::string& expression) override {
-    return Timed("Label", [&] { return inner_.Label(expression); });
-  }
-  Result<jenkins::ItemFate> Fate(int64_t queue_id) override {
-    return Timed("Fate", [&] { return inner_.Fate(queue_id); });
-  }
-  Result<jenkins::RunInfo> Run(const std::string& run_url) override {
-    return Timed("Run", [&] { return inner_.Run(run_url); });
   }
   std::map<std::string, std::vector<double>> Durations() const {
     std::lock_guard lock(mu_);
@@ -203,15 +174,13 @@ class TimedJenkins final : public jenkins::Client {
   }
 
  private:
-  template <typename F>
-  std::invoke_result_t<F> Timed(const char* kind, F call) {
+  void Around(std::string_view kind, const std::function<void()>& call) override {
     const Steady::time_point start = Steady::now();
-    auto r = call();
+    call();
     const Steady::time_point end = Steady::now();
     std::lock_guard lock(mu_);
-    durations_[kind].push_back(Ms(end - start));
+    durations_[std::string(kind)].push_back(Ms(end - start));
     calls_.emplace_back(start, end);
-    return r;
   }
   void Stamp(std::map<std::string, Steady::time_point>& m, const std::string& name) {
     const Steady::time_point now = Steady::now();
@@ -227,7 +196,6 @@ class TimedJenkins final : public jenkins::Client {
     return it->second;
   }
 
-  jenkins::Client& inner_;
   mutable std::mutex mu_;
   uint64_t queue_answers_ = 0;
   std::map<int64_t, Steady::time_point> first_seen_;

@@ -11,11 +11,12 @@
 #include <functional>
 #include <mutex>
 #include <set>
-#include <type_traits>
+#include <string_view>
 
 #include "base/fake_clock.h"
 #include "fleet/fake_jenkins_client.h"
 #include "fleet/fake_slurm_client.h"
+#include "jenkins/forwarding_client.h"
 
 namespace slurmfleet::fleet {
 namespace {
@@ -60,10 +61,10 @@ jenkins:
 
 // Hands the provisioner's calls to the fake one at a time (the fake is not thread-safe), but once
 // armed, lets the calls of the named kinds wait for each other: each waits until `together` of
-// them are in flight, or 5 s. Made one after another, they never are.
-class SideBySideJenkins final : public jenkins::Client {
+// them are in flight, or 20 s. Made one after another, they never are.
+class SideBySideJenkins final : public jenkins::ForwardingClient {
  public:
-  explicit SideBySideJenkins(FakeJenkinsClient& inner) : inner_(inner) {}
+  explicit SideBySideJenkins(FakeJenkinsClient& inner) : ForwardingClient(inner) {}
 
   // Also starts the log of calls afresh.
   void Arm(std::set<std::string> kinds, int together) {
@@ -84,65 +85,23 @@ class SideBySideJenkins final : public jenkins::Client {
     return calls_;
   }
 
-  Result<jenkins::ControllerInfo> Discover() override {
-    return Call("Discover", [&] { return inner_.Discover(); });
-  }
-  Result<std::vector<jenkins::QueueItem>> Queue() override {
-    return Call("Queue", [&] { return inner_.Queue(); });
-  }
-  Result<std::map<int64_t, std::string>> ExactLabels() override {
-    return Call("ExactLabels", [&] { return inner_.ExactLabels(); });
-  }
-  Result<std::vector<jenkins::Computer>> Computers() override {
-    return Call("Computers", [&] { return inner_.Computers(); });
-  }
-  Result<jenkins::Computer> GetComputer(const std::string& name) override {
-    return Call("GetComputer", [&] { return inner_.GetComputer(name); });
-  }
-  Status CreateNode(const jenkins::NodeSpec& node) override {
-    return Call("CreateNode", [&] { return inner_.CreateNode(node); });
-  }
-  Result<Secret> AgentSecret(const std::string& name) override {
-    return Call("AgentSecret", [&] { return inner_.AgentSecret(name); });
-  }
-  Status Drain(const std::string& name, const std::string& message) override {
-    return Call("Drain", [&] { return inner_.Drain(name, message); });
-  }
-  Status SetDescription(const std::string& name, const std::string& description) override {
-    return Call("SetDescription", [&] { return inner_.SetDescription(name, description); });
-  }
-  Status DeleteNode(const std::string& name) override {
-    return Call("DeleteNode", [&] { return inner_.DeleteNode(name); });
-  }
-  Result<jenkins::ItemFate> Fate(int64_t queue_id) override {
-    return Call("Fate", [&] { return inner_.Fate(queue_id); });
-  }
-  Result<jenkins::RunInfo> Run(const std::string& run_url) override {
-    return Call("Run", [&] { return inner_.Run(run_url); });
-  }
-  Result<jenkins::LabelLoad> Label(const std::string& expression) override {
-    return Call("Label", [&] { return inner_.Label(expression); });
-  }
-
  private:
-  template <typename Forward>
-  std::invoke_result_t<Forward> Call(const std::string& kind, Forward forward) {
+  void Around(std::string_view kind, const std::function<void()>& call) override {
     {
       std::unique_lock lock(wait_mu_);
-      if (kinds_.contains(kind)) {
+      if (kinds_.contains(std::string(kind))) {
         most_in_flight_ = std::max(most_in_flight_, ++in_flight_);
         if (in_flight_ >= together_) met_ = true;
         met_cv_.notify_all();
-        met_cv_.wait_for(lock, 5s, [&] { return met_; });
+        met_cv_.wait_for(lock, 20s, [&] { return met_; });
         --in_flight_;
       }
     }
     std::lock_guard lock(call_mu_);
-    calls_.push_back(kind);
-    return forward();
+    calls_.emplace_back(kind);
+    call();
   }
 
-  FakeJenkinsClient& inner_;
   std::mutex call_mu_;
   std::vector<std::string> calls_;  // since Arm, each call's kind in the order it reached the fake
   mutable std::mutex wait_mu_;
