@@ -959,9 +959,9 @@ void Provisioner::NoticeUnseenBuilds(const std::vector<jenkins::QueueItem>& want
     }
     auto found = unused.find(run->built_on);
     if (found == unused.end()) {
-      // On an agent of ours that does not look unused (its node not yet seen connected, or still
-      // building in this pass's answer, or its build was found through another item just now):
-      // ask again once it does.
+      // On an agent of ours that does not look unused yet (its node not yet seen connected, or
+      // still building in this pass's answer): ask again once it does. Any other run, or an
+      // agent whose build is known (found through another item just now, say), lets it go.
       auto agent = agents_.find(run->built_on);
       if (agent == agents_.end() || agent->second.builds != 0) left_.erase(it);
       continue;
