@@ -76,8 +76,9 @@ class Client {
                                                 const JobFilter& keep) = 0;
   // Gives back the last snapshot the filtered JobsChangedSince returned, its jobs and digests as
   // they came, once the caller is done with it: the next list may then be written over them
-  // (RestClient leaves a job sent again unchanged at the same place as it is). Any other snapshot
-  // is simply freed, and so is this one while another list is being read. Never waits for a list.
+  // (RestClient takes a job sent again unchanged from there instead of parsing it, and leaves it
+  // as it is at the same place). Any other snapshot is simply freed, and so is this one while
+  // another list is being read. Never waits for a list.
   virtual void Recycle(JobsSnapshot&&) {}
 
   // The states of the given jobs, in one HTTP request. Unknown ids are simply absent. Keep `ids`

@@ -1,15 +1,17 @@
-// JobListMemo: what each job of the last filtered job list decoded to, by a digest of the job's
-// text, so that a job sent again unchanged is not parsed again. slurmctld answers a list with
+// JobListMemo: where each job of the last filtered job list is held decoded, by a digest of the
+// job's text, so that a job sent again unchanged is not parsed again. slurmctld answers a list with
 // every job in the cluster whenever any of them changed, and between two lists nearly every job's
 // text is the same byte for byte: it changes when the job's state, reason, times or settings do.
 // The digest is XXH3 (64 bits) with a seed drawn for each memo, so a user who shapes a job's text
 // (its comment, its name) cannot make it take another job's digest.
-// A memo holds one list's jobs at a time: those it wanted whole, packed (a JobInfo takes about
-// 1 KB in memory, packed about the size of its text values), and of the others their id and
-// whether they carry the tag. slurmctld lists its jobs in the same order each time, so the
-// entries are kept in the list's order and the next job's is looked for first where the last
-// one's ended, then through an index by digest. Not thread-safe: one list at a time
-// (JobListStream).
+// A memo holds one list's jobs at a time: of each, its id, whether it carries the tag, and where
+// the list's array of kept jobs holds it decoded. That array is handed to the next list to write
+// over (JobListStream::Reuse), so a job is held decoded once, not again here: a job whose text
+// comes again is taken from its place in the array, and one no longer there (the array was not
+// handed back, or another job was written over it) is parsed again. slurmctld lists its jobs in
+// the same order each time, so the entries are kept in the list's order and the next job's is
+// looked for first where the last one's ended, then through an index by digest. Not thread-safe:
+// one list at a time (JobListStream).
 #pragma once
 
 #include <cstdint>
@@ -17,25 +19,22 @@
 #include <string_view>
 #include <vector>
 
-#include "slurm/job.h"
 #include "slurm/job_filter.h"
 
 namespace slurmfleet::slurm {
 
 class JobListMemo {
  public:
+  static constexpr uint32_t kNotKept = UINT32_MAX;
+
   struct Entry {
     uint32_t job_id = 0;
     // wanted whatever the filter's ids: it carries the filter's tag, or lacks an id or comment
     // to decide by (then it is read whole)
     bool always_wanted = false;
-    std::string packed_job;  // Pack() of the job as decoded when it was read whole, else empty
+    // its place in the list's array of kept jobs, or kNotKept: read only up to its id and comment
+    uint32_t place = kNotKept;
   };
-
-  static std::string Pack(const JobInfo& job);
-  static JobInfo Unpack(std::string_view packed);
-  // Unpack over an existing job: every field is set, and strings keep their capacity.
-  static void UnpackInto(std::string_view packed, JobInfo& job);
 
   JobListMemo();
 
@@ -49,6 +48,9 @@ class JobListMemo {
   // Records the job of the list being read that was just recalled or parsed (replacing what
   // Recall moved in for it).
   void Note(uint64_t digest, Entry entry);
+  // The last list's job of this digest, not recalled yet, is now at `place` of the array. False
+  // when there is no such job (this list will not ask for it).
+  bool Moved(uint64_t digest, uint32_t place);
   // The list was read to its end: its entries are now the last list's. Jobs that left the list
   // leave the memo.
   void Commit();

@@ -264,6 +264,14 @@ void JobListStream::Reuse(std::vector<JobInfo> jobs, std::vector<uint64_t> diges
   digests_ = std::move(digests);
 }
 
+void JobListStream::GiveBack(std::vector<JobInfo>& jobs, std::vector<uint64_t>& digests) {
+  jobs = std::move(jobs_);
+  digests = std::move(digests_);
+  jobs_.clear();
+  digests_.clear();
+  kept_ = 0;
+}
+
 void JobListStream::Reserve(size_t jobs) {
   if (jobs <= jobs_.capacity()) return;
   jobs_.reserve(jobs);
@@ -271,15 +279,19 @@ void JobListStream::Reserve(size_t jobs) {
   AdviseHugePages(jobs_.data(), jobs_.capacity() * sizeof(JobInfo));
 }
 
-void JobListStream::KeepPacked(uint64_t digest, std::string_view packed) {
-  if (kept_ == jobs_.size()) {
-    jobs_.push_back(JobListMemo::Unpack(packed));
-    digests_.push_back(digest);
-  } else if (digests_[kept_] != digest) {
-    JobListMemo::UnpackInto(packed, jobs_[kept_]);
-    digests_[kept_] = digest;
+bool JobListStream::KeepFrom(uint64_t digest, uint32_t place) {
+  if (place == JobListMemo::kNotKept || place < kept_ || place >= jobs_.size() ||
+      digests_[place] != digest) {
+    return false;
+  }
+  if (place != kept_) {
+    // swapped, not moved: the job at the next place may be one this list has yet to come to
+    std::swap(jobs_[kept_], jobs_[place]);
+    std::swap(digests_[kept_], digests_[place]);
+    memo_->Moved(digests_[place], place);
   }
   ++kept_;
+  return true;
 }
 
 void JobListStream::KeepParsed(uint64_t digest, JobInfo&& job) {
@@ -287,6 +299,14 @@ void JobListStream::KeepParsed(uint64_t digest, JobInfo&& job) {
     jobs_.push_back(std::move(job));
     digests_.push_back(digest);
   } else {
+    // A job of the last list that this one may yet come to (one that joined before it moves it
+    // a place on) goes to the end while there is room without growing the array; else it is
+    // written over, and parsed if it comes.
+    if (memo_ && jobs_.size() < jobs_.capacity() &&
+        memo_->Moved(digests_[kept_], static_cast<uint32_t>(jobs_.size()))) {
+      jobs_.push_back(std::move(jobs_[kept_]));
+      digests_.push_back(digests_[kept_]);
+    }
     jobs_[kept_] = std::move(job);
     digests_[kept_] = digest;
   }
@@ -294,12 +314,16 @@ void JobListStream::KeepParsed(uint64_t digest, JobInfo&& job) {
 }
 
 bool JobListStream::EndJobFromMemo(uint64_t digest) {
-  const JobListMemo::Entry* known = memo_->Recall(digest);
+  JobListMemo::Entry* known = memo_->Recall(digest);
   if (!known) return false;
   const bool wanted = known->always_wanted || Tracks(*keep_, known->job_id);
-  if (wanted && known->packed_job.empty()) return false;  // left out last time: read it now
+  if (wanted) {
+    if (!KeepFrom(digest, known->place)) return false;  // no longer held: parsed
+    known->place = static_cast<uint32_t>(kept_ - 1);
+  } else {
+    known->place = JobListMemo::kNotKept;
+  }
   ++jobs_read_;
-  if (wanted) KeepPacked(digest, known->packed_job);
   return true;
 }
 
@@ -321,7 +345,7 @@ void JobListStream::EndJob(std::string_view text) {
   JobInfo& job = decoded->job;
   if (memo_) {
     memo_->Note(digest, {job.job_id, !decoded->decided_by_filter || Tagged(*keep_, job.comment),
-                         decoded->whole ? JobListMemo::Pack(job) : std::string()});
+                         decoded->whole ? static_cast<uint32_t>(kept_) : JobListMemo::kNotKept});
   }
   if (decoded->whole) KeepParsed(digest, std::move(job));
 }
@@ -352,12 +376,14 @@ Result<JobListAnswer> JobListStream::FinishAnswer() {
   }
   Result<JobListAnswer> answer = DecodeJobList(dialect_, skeleton_);
   if (!answer) return answer;
+  answer->listed = jobs_read_;
+  answer->parsed = jobs_parsed_;
+  // "nothing changed": the jobs given to Reuse stay for GiveBack, where the memo knows them
+  if (memo_ && jobs_read_ == 0) return answer;
   jobs_.resize(kept_);
   digests_.resize(kept_);
   answer->jobs = std::move(jobs_);
   if (memo_) answer->digests = std::move(digests_);
-  answer->listed = jobs_read_;
-  answer->parsed = jobs_parsed_;
   jobs_.clear();
   digests_.clear();
   kept_ = 0;

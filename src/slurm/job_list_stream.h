@@ -37,11 +37,15 @@ class JobListStream final : public BodyStream {
 
   // Forgets what an earlier (failed) attempt wrote.
   void Reset();
-  // Writes this list's kept jobs over `jobs`, an earlier answer's, which a stream with the same
-  // memo decoded (`digests` from that answer): a job sent again unchanged at the same place is
-  // left as it is, not even unpacked, and the other places keep their strings' capacity, so a
-  // list much like the last one makes few allocations. Call before the first Write.
+  // Writes this list's kept jobs over `jobs`, the last answer's (or what GiveBack handed over),
+  // which a stream with the same memo decoded (`digests` from that answer). The memo knows where
+  // each of its jobs is: one sent again unchanged is taken from there, not parsed, and left as it
+  // is when at the same place; so a list much like the last one makes few allocations. Without
+  // them, every kept job is parsed. Call before the first Write.
   void Reuse(std::vector<JobInfo> jobs, std::vector<uint64_t> digests);
+  // After Finish failed, or answered a list of no job ("nothing changed"): the jobs written so
+  // far and what is left of those given to Reuse, for the next list's Reuse.
+  void GiveBack(std::vector<JobInfo>& jobs, std::vector<uint64_t>& digests);
   // Makes room for this many jobs at once: growing by doubling would move every decoded job
   // each time, and hold the old and the new array together. A large array is backed by huge
   // pages where the system allows (base/huge_pages.h).
@@ -64,11 +68,13 @@ class JobListStream final : public BodyStream {
   void Take(const char* from, const char* to);  // bytes [from, to) of part_
   // Ends the job whose whole text is `text`: job_, or a view into the piece being written.
   void EndJob(std::string_view text);
-  // Ends job_ by the memo's entry for its text; false when there is none, or it holds too
-  // little (a job left out before and wanted now): then job_ is parsed.
+  // Ends job_ by the memo's entry for its text; false when there is none, or the job is wanted
+  // and not held (left out before, or written over): then job_ is parsed.
   bool EndJobFromMemo(uint64_t digest);
+  // Puts the job of this digest that an earlier list left at `place` at the next kept place;
+  // false when it is no longer there.
+  bool KeepFrom(uint64_t digest, uint32_t place);
   // Puts the next kept job at its place, over what an earlier list or attempt left there.
-  void KeepPacked(uint64_t digest, std::string_view packed);
   void KeepParsed(uint64_t digest, JobInfo&& job);
   void Malformed(std::string what);
   Result<JobListAnswer> FinishAnswer();

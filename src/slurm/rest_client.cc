@@ -228,7 +228,12 @@ Result<JobListAnswer> RestClient::CallJobList(const std::string& path, size_t ex
         if (!body.empty()) stream.Write(body);  // a transport that does not stream
         return stream.Finish();
       });
-  if (memo && answer) handed_out_ = answer->jobs.data();
+  // the memo knows where the jobs it learnt are held: the next list takes them from there
+  if (memo && answer && answer->listed > 0) {
+    handed_out_ = answer->jobs.data();
+  } else if (memo) {
+    stream.GiveBack(recycled_, recycled_digests_);
+  }
   return answer;
 }
 

@@ -125,7 +125,8 @@ class RestClient final : public Client {
   std::mutex list_memo_mu_;
   JobListMemo list_memo_;
   // Guarded by list_memo_mu_. The last filtered list's jobs as handed out (their array), and
-  // those given back with their texts' digests, for the next list to write over.
+  // those given back with their texts' digests (or a failed list's), for the next list to write
+  // over: the memo holds no decoded job, only where in that array each one is.
   const JobInfo* handed_out_ = nullptr;
   std::vector<JobInfo> recycled_;
   std::vector<uint64_t> recycled_digests_;

@@ -1,4 +1,4 @@
-// JobListMemo: digests, and which list's entries it holds.
+// JobListMemo: digests, which list's entries it holds, and where their jobs are.
 #include "slurm/job_list_memo.h"
 
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 namespace slurmfleet::slurm {
 namespace {
 
-JobListMemo::Entry Left(uint32_t id) { return {id, false, ""}; }
+JobListMemo::Entry Left(uint32_t id) { return {id, false, JobListMemo::kNotKept}; }
 
 TEST(JobListMemoTest, ADigestFollowsTheTextAndTheMemosSeed) {
   JobListMemo a, b;
@@ -17,47 +17,13 @@ TEST(JobListMemoTest, ADigestFollowsTheTextAndTheMemosSeed) {
   EXPECT_NE(a.Digest("{\"job_id\": 1}"), b.Digest("{\"job_id\": 1}"));
 }
 
-TEST(JobListMemoTest, AJobUnpacksAsItWasPacked) {
-  // Every field is named: a field added to JobInfo and not here fails to compile
-  // (-Wmissing-field-initializers), and one left out of packing fails the comparison.
-  const JobInfo full{
-      .job_id = 4000000000u,
-      .sluid = "sA6HM8NAVYCT00",
-      .name = "agent-1",
-      .user_name = "ci",
-      .account = "acct",
-      .partition = "gpu",
-      .comment = "slurmfleet:a:k1",
-      .state = ParseJobState({"CANCELLED", "COMPLETING", "SOMETHING_NEW"}),
-      .state_reason = "Priority",
-      .state_description = std::string("a NUL \0 and \xff inside", 20),
-      .nodes = "n[1-2]",
-      .exit_code = {{"SIGNALED", "CORE_DUMPED"}, -1, 9, "KILL"},
-      .submit_time = Seconds(std::chrono::seconds(1800000000)),
-      .start_time = Seconds(std::chrono::seconds(-1)),
-      .end_time = std::nullopt,
-      .time_limit_minutes = 0,
-      .current_working_directory = "/w",
-      .standard_output = "/w/slurm-7.out",
-      .standard_error = "",
-      .batch_host = "n1",
-      .het_job_id = 7,
-      .het_job_offset = std::nullopt,
-  };
-  EXPECT_EQ(JobListMemo::Unpack(JobListMemo::Pack(full)), full);
-  EXPECT_EQ(JobListMemo::Unpack(JobListMemo::Pack(JobInfo{})), JobInfo{});
-  EXPECT_LT(JobListMemo::Pack(full).size(), sizeof(JobInfo)) << "smaller than the struct alone";
-}
-
 TEST(JobListMemoTest, HoldsTheLastCommittedListsJobsOnly) {
   JobListMemo memo;
   const JobFilter filter{"slurmfleet:a:", {}};
   memo.Begin(filter);
   EXPECT_EQ(memo.Recall(1), nullptr) << "nothing before the first list";
   memo.Note(1, Left(11));
-  JobInfo job;
-  job.job_id = 12;
-  memo.Note(2, {12, true, JobListMemo::Pack(job)});
+  memo.Note(2, {12, true, 0});
   EXPECT_EQ(memo.Recall(1), nullptr) << "a list's own entries are not recalled within it";
   memo.Commit();
   EXPECT_EQ(memo.size(), 2u);
@@ -67,7 +33,7 @@ TEST(JobListMemoTest, HoldsTheLastCommittedListsJobsOnly) {
   ASSERT_NE(known, nullptr);
   EXPECT_EQ(known->job_id, 12u);
   EXPECT_TRUE(known->always_wanted);
-  EXPECT_EQ(JobListMemo::Unpack(known->packed_job), job);
+  EXPECT_EQ(known->place, 0u);
   EXPECT_EQ(memo.Recall(2), nullptr) << "moved into this list";
   memo.Note(3, Left(13));
   memo.Commit();
@@ -109,6 +75,24 @@ TEST(JobListMemoTest, RecallsJobsListedInAnotherOrderOrWithOthersBetween) {
       EXPECT_EQ(added->job_id, kJobs + i);
     }
   }
+}
+
+TEST(JobListMemoTest, AJobMovedInTheArrayIsRecalledAtItsNewPlace) {
+  JobListMemo memo;
+  const JobFilter filter{"slurmfleet:a:", {}};
+  memo.Begin(filter);
+  memo.Note(1, {11, true, 0});
+  memo.Note(2, {12, true, 1});
+  memo.Commit();
+
+  memo.Begin(filter);
+  ASSERT_NE(memo.Recall(1), nullptr);
+  EXPECT_FALSE(memo.Moved(1, 7)) << "recalled: this list has placed it already";
+  EXPECT_FALSE(memo.Moved(3, 7)) << "not in the last list";
+  EXPECT_TRUE(memo.Moved(2, 5));
+  JobListMemo::Entry* known = memo.Recall(2);
+  ASSERT_NE(known, nullptr);
+  EXPECT_EQ(known->place, 5u);
 }
 
 TEST(JobListMemoTest, AnAbandonedListKeepsWhatTheMemoKnewAndLearnt) {

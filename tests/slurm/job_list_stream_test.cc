@@ -18,6 +18,35 @@ Result<JobListAnswer> Stream(const Dialect& dialect, std::string_view text, size
   return stream.Finish();
 }
 
+// Lists read one after another with one memo, each written over the array of the last one that
+// listed jobs, or over what a failed or empty one gave back: as RestClient reads them.
+class MemoLists {
+ public:
+  explicit MemoLists(const Dialect& dialect) : dialect_(dialect) {}
+
+  Result<JobListAnswer> Read(std::string_view text, size_t piece, const JobFilter* keep) {
+    JobListStream stream(dialect_, keep, &memo_);
+    stream.Reuse(std::move(jobs_), std::move(digests_));
+    stream.Reserve(64);  // room to spare, as RestClient makes
+    for (size_t at = 0; at < text.size(); at += piece) stream.Write(text.substr(at, piece));
+    Result<JobListAnswer> got = stream.Finish();
+    if (got && got->listed > 0) {
+      jobs_ = got->jobs;
+      digests_ = got->digests;
+    } else {
+      stream.GiveBack(jobs_, digests_);
+    }
+    return got;
+  }
+  const JobListMemo& memo() const { return memo_; }
+
+ private:
+  const Dialect& dialect_;
+  JobListMemo memo_;
+  std::vector<JobInfo> jobs_;
+  std::vector<uint64_t> digests_;
+};
+
 void ExpectSameMessages(const std::vector<SlurmMessage>& a, const std::vector<SlurmMessage>& b) {
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) {
@@ -87,16 +116,23 @@ TEST_P(JobListStreamRecordedTest, AMemoGivesTheSameAnswerWithoutParsingAJobSentA
   const JobFilter keep{"slurmfleet:rec", {4}};
   Result<JobListAnswer> plain = Stream(dialect, text, 16384, &keep);
   ASSERT_TRUE(plain) << plain.error().ToString();
-  JobListMemo memo;
+  MemoLists lists(dialect);
   for (int list = 0; list < 3; ++list) {
-    Result<JobListAnswer> got = Stream(dialect, text, list == 1 ? 7 : 16384, &keep, &memo);
+    Result<JobListAnswer> got = lists.Read(text, list == 1 ? 7 : 16384, &keep);
     ASSERT_TRUE(got) << "list " << list << ": " << got.error().ToString();
     EXPECT_EQ(got->jobs, plain->jobs) << "list " << list;
     EXPECT_EQ(got->listed, plain->listed);
     EXPECT_EQ(got->last_update, plain->last_update);
     EXPECT_EQ(got->parsed, list == 0 ? plain->listed : 0u) << "list " << list;
   }
-  EXPECT_EQ(memo.size(), plain->listed);
+  EXPECT_EQ(lists.memo().size(), plain->listed);
+  // without the last list's jobs to take them from, the wanted ones are parsed again
+  JobListMemo memo;
+  ASSERT_TRUE(Stream(dialect, text, 16384, &keep, &memo));
+  Result<JobListAnswer> again = Stream(dialect, text, 16384, &keep, &memo);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->jobs, plain->jobs);
+  EXPECT_EQ(again->parsed, plain->jobs.size());
 }
 
 INSTANTIATE_TEST_SUITE_P(AllVersions, JobListStreamRecordedTest,
@@ -259,9 +295,9 @@ TEST(JobListStreamTest, AMemoParsesOnlyTheJobsWhoseTextChanged) {
   after[1].state = "RUNNING";
   after.push_back({4, "slurmfleet:a:k4"});
   for (size_t piece : {size_t{1}, size_t{13}, size_t{4096}}) {
-    JobListMemo memo;
-    ASSERT_TRUE(Stream(V45(), PrettyList(before), 100, &keep, &memo));
-    Result<JobListAnswer> got = Stream(V45(), PrettyList(after), piece, &keep, &memo);
+    MemoLists lists(V45());
+    ASSERT_TRUE(lists.Read(PrettyList(before), 100, &keep));
+    Result<JobListAnswer> got = lists.Read(PrettyList(after), piece, &keep);
     ASSERT_TRUE(got) << got.error().ToString();
     EXPECT_EQ(Ids(got->jobs), (std::vector<uint32_t>{1, 3, 4})) << "pieces of " << piece;
     EXPECT_EQ(got->jobs[0].state_reason, "Priority");
@@ -273,14 +309,14 @@ TEST(JobListStreamTest, AMemoParsesOnlyTheJobsWhoseTextChanged) {
 
 TEST(JobListStreamTest, AJobTheMemoLeftOutIsReadWholeOnceItsIdIsWanted) {
   const std::vector<ListedJob> jobs = {{1, "slurmfleet:a:k1"}, {2, "an edited comment"}};
-  JobListMemo memo;
+  MemoLists lists(V45());
   const JobFilter tagged{"slurmfleet:a:", {}};
-  Result<JobListAnswer> first = Stream(V45(), PrettyList(jobs), 4096, &tagged, &memo);
+  Result<JobListAnswer> first = lists.Read(PrettyList(jobs), 4096, &tagged);
   ASSERT_TRUE(first);
   EXPECT_EQ(Ids(first->jobs), (std::vector<uint32_t>{1}));
 
   const JobFilter tracked{"slurmfleet:a:", {2}};
-  Result<JobListAnswer> second = Stream(V45(), PrettyList(jobs), 4096, &tracked, &memo);
+  Result<JobListAnswer> second = lists.Read(PrettyList(jobs), 4096, &tracked);
   ASSERT_TRUE(second);
   ASSERT_EQ(Ids(second->jobs), (std::vector<uint32_t>{1, 2}));
   EXPECT_EQ(second->jobs[1].comment, "an edited comment");
@@ -288,7 +324,7 @@ TEST(JobListStreamTest, AJobTheMemoLeftOutIsReadWholeOnceItsIdIsWanted) {
   EXPECT_EQ(second->parsed, 1u) << "job 2 only: it was read only up to its comment before";
 
   for (const JobFilter* keep : {&tracked, &tagged}) {
-    Result<JobListAnswer> again = Stream(V45(), PrettyList(jobs), 4096, keep, &memo);
+    Result<JobListAnswer> again = lists.Read(PrettyList(jobs), 4096, keep);
     ASSERT_TRUE(again);
     EXPECT_EQ(again->jobs.size(), keep->ids.empty() ? 1u : 2u);
     EXPECT_EQ(again->parsed, 0u);
@@ -298,13 +334,16 @@ TEST(JobListStreamTest, AJobTheMemoLeftOutIsReadWholeOnceItsIdIsWanted) {
 TEST(JobListStreamTest, AMemoOutlivesAnswersThatListNoJobAndFailedOnes) {
   const JobFilter keep{"slurmfleet:a:", {}};
   const std::string list = PrettyList({{1, "slurmfleet:a:k1"}, {2, "other"}});
-  JobListMemo memo;
-  ASSERT_TRUE(Stream(V45(), list, 4096, &keep, &memo));
+  MemoLists lists(V45());
+  ASSERT_TRUE(lists.Read(list, 4096, &keep));
   // "nothing changed", then a list cut short after its first job
-  ASSERT_TRUE(Stream(V45(), R"({"jobs": [], "last_update": {"set": true, "number": 0}})", 4096,
-                     &keep, &memo));
-  ASSERT_FALSE(Stream(V45(), list.substr(0, list.find("\"other\"")), 4096, &keep, &memo));
-  Result<JobListAnswer> got = Stream(V45(), list, 4096, &keep, &memo);
+  Result<JobListAnswer> unchanged =
+      lists.Read(R"({"jobs": [], "last_update": {"set": true, "number": 0}})", 4096, &keep);
+  ASSERT_TRUE(unchanged);
+  EXPECT_TRUE(unchanged->jobs.empty());
+  EXPECT_TRUE(unchanged->digests.empty());
+  ASSERT_FALSE(lists.Read(list.substr(0, list.find("\"other\"")), 4096, &keep));
+  Result<JobListAnswer> got = lists.Read(list, 4096, &keep);
   ASSERT_TRUE(got);
   EXPECT_EQ(Ids(got->jobs), (std::vector<uint32_t>{1}));
   EXPECT_EQ(got->parsed, 0u);
@@ -332,8 +371,9 @@ Result<JobListAnswer> StreamOver(JobListAnswer earlier, std::string_view text, s
 }
 
 TEST(JobListStreamTest, AListWrittenOverAnEarlierOneDecodesAsIfFresh) {
-  // Jobs changed, gone, new, moved, and wanted by id only now, in every kind of next list: what
-  // is left of the earlier list at each place must never show through.
+  // Jobs changed, gone, new, moved, joined before others, and wanted by id only now, in every
+  // kind of next list: what is left of the earlier list at each place must never show through,
+  // and a job is parsed only when its text is new to the memo.
   const JobFilter keep{"slurmfleet:a:", {5}};
   const std::vector<ListedJob> first = {
       {1, "slurmfleet:a:k1"}, {2, "someone else's"},    {3, "slurmfleet:a:k3", "RUNNING", "None"},
@@ -345,21 +385,20 @@ TEST(JobListStreamTest, AListWrittenOverAnEarlierOneDecodesAsIfFresh) {
   next.push_back({7, "slurmfleet:a:k7"});
   lists.push_back(next);
   lists.push_back({first[5], first[3], first[0]});  // another order, fewer jobs
-  lists.push_back(first);                           // more jobs than the last list kept
+  lists.push_back(first);  // more jobs than the last list kept, jobs 3 and 5 before 4 and 6
   lists.push_back({});
   lists.push_back(first);
+  const std::vector<size_t> parsed = {6, 2, 1, 3, 0, 0};
   for (size_t piece : {size_t{1}, size_t{4096}}) {
-    JobListMemo memo, fresh_memo;
-    JobListAnswer last;
+    MemoLists memo_lists(V45());
     for (size_t i = 0; i < lists.size(); ++i) {
       const std::string text = PrettyList(lists[i]);
-      Result<JobListAnswer> fresh = Stream(V45(), text, 4096, &keep, &fresh_memo);
-      Result<JobListAnswer> over = StreamOver(std::move(last), text, piece, keep, memo);
+      Result<JobListAnswer> fresh = Stream(V45(), text, 4096, &keep);
+      Result<JobListAnswer> over = memo_lists.Read(text, piece, &keep);
       ASSERT_TRUE(fresh && over) << "list " << i;
       EXPECT_EQ(over->jobs, fresh->jobs) << "list " << i << ", pieces of " << piece;
-      EXPECT_EQ(over->parsed, fresh->parsed) << "list " << i;
+      EXPECT_EQ(over->parsed, parsed[i]) << "list " << i;
       EXPECT_EQ(over->digests.size(), over->jobs.size());
-      last = std::move(*over);
     }
   }
 }
@@ -378,7 +417,7 @@ TEST(JobListStreamTest, AJobSentAgainAtItsPlaceIsLeftAsItWas) {
   Result<JobListAnswer> second = StreamOver(std::move(*first), PrettyList(jobs), 4096, keep, memo);
   ASSERT_TRUE(second);
   EXPECT_EQ(second->jobs.data(), array) << "the array is written over";
-  EXPECT_EQ(second->jobs[0].batch_host, "left as it was") << "job 1 was not even unpacked";
+  EXPECT_EQ(second->jobs[0].batch_host, "left as it was") << "job 1 was not even moved";
   EXPECT_EQ(second->jobs[1].batch_host, "") << "job 2 was parsed anew";
   EXPECT_EQ(second->jobs[1].state_reason, "Priority");
 }
