@@ -159,8 +159,9 @@ ProvisionStats Provisioner::Tick() {
   const std::vector<CloudTemplates> snapshot = templates_.Snapshot();
   std::vector<std::string> ended;
   std::vector<std::string> to_describe;
+  const std::map<std::string, Status> drains = DrainStartedBuilds(nodes);
   for (auto it = agents_.begin(); it != agents_.end();) {
-    Advance(it->second, nodes, snapshot, to_describe);
+    Advance(it->second, nodes, snapshot, drains, to_describe);
     if (IsFinal(it->second.phase)) {
       ++stats.ended;
       ended.push_back(it->first);
@@ -791,8 +792,44 @@ void Provisioner::Create(Agent& agent, const std::vector<CloudTemplates>& snapsh
   }
 }
 
+std::string Provisioner::CurrentBuild(const jenkins::Computer& node) {
+  std::string current;
+  for (const jenkins::Executor& e : node.executors) {
+    if (!e.current_url.empty()) current = e.current_url;
+  }
+  return current;
+}
+
+bool Provisioner::DrainWanted(const Agent& agent, const jenkins::Computer& node) {
+  // Until the drain is recorded, every pass during the build: a drain that failed, or that
+  // Jenkins forgot (before 2.482 a restart clears temporarilyOffline), is sent again; the resumed
+  // agent would otherwise take a second build.
+  return agent.idle_minutes == 0 && node.connected() && !CurrentBuild(node).empty() &&
+         (!agent.drained || !node.temporarily_offline);
+}
+
+std::map<std::string, Status> Provisioner::DrainStartedBuilds(
+    const std::map<std::string, jenkins::Computer>& nodes) {
+  std::vector<const Agent*> due;
+  for (const auto& [name, agent] : agents_) {
+    // a launching agent whose node connected goes online in this pass, and may drain in it
+    if (agent.phase != AgentPhase::kLaunching && agent.phase != AgentPhase::kOnline) continue;
+    auto node = nodes.find(name);
+    if (node != nodes.end() && DrainWanted(agent, node->second)) due.push_back(&agent);
+  }
+  std::vector<Status> answers(due.size());
+  jenkins_calls_.Run(due.size(), options_.jenkins_concurrency, [&](size_t i) {
+    answers[i] = jenkins_.Drain(
+        due[i]->name, "slurmfleet: one build per agent; " + JobText(*due[i]) + " ends after it");
+  });
+  std::map<std::string, Status> drains;
+  for (size_t i = 0; i < due.size(); ++i) drains.emplace(due[i]->name, std::move(answers[i]));
+  return drains;
+}
+
 void Provisioner::Advance(Agent& agent, const std::map<std::string, jenkins::Computer>& nodes,
                           const std::vector<CloudTemplates>& snapshot,
+                          const std::map<std::string, Status>& drains,
                           std::vector<std::string>& to_describe) {
   if (agent.phase == AgentPhase::kCreating) {
     if (NowMs() - agent.created_ms >= int64_t{agent.timeout_minutes} * 60000) {
@@ -831,7 +868,8 @@ void Provisioner::Advance(Agent& agent, const std::map<std::string, jenkins::Com
                  "(scancel it on that cluster to end it sooner)");
   }
   if (agent.phase != AgentPhase::kTerminating) {
-    Watch(agent, node == nodes.end() ? nullptr : &node->second, sub ? &*sub : nullptr, snapshot);
+    Watch(agent, node == nodes.end() ? nullptr : &node->second, sub ? &*sub : nullptr, snapshot,
+          drains);
   }
   if (agent.phase == AgentPhase::kTerminating) {
     // A build runs on only while its agent is connected. A Pipeline block's executor stays busy
@@ -1002,7 +1040,8 @@ void Provisioner::WarnIfOutsideFolders(const Agent& agent, const std::string& bu
 }
 
 void Provisioner::Watch(Agent& agent, const jenkins::Computer* node, const store::Submission* sub,
-                        const std::vector<CloudTemplates>& snapshot) {
+                        const std::vector<CloudTemplates>& snapshot,
+                        const std::map<std::string, Status>& drains) {
   const int64_t now = NowMs();
   const bool job_ended = sub && store::IsTerminal(sub->phase);
   const std::string job_end =
@@ -1077,20 +1116,14 @@ void Provisioner::Watch(Agent& agent, const jenkins::Computer* node, const store
     return;
   }
   disconnected_since_.erase(agent.name);
-  std::string current;
-  for (const jenkins::Executor& e : node->executors) {
-    if (!e.current_url.empty()) current = e.current_url;
-  }
+  const std::string current = CurrentBuild(*node);
   if (!current.empty()) {
-    // Drained before the build's start is recorded: Jenkins hands the idle agent the next item
-    // as soon as a short build ends, and the record's disk sync takes milliseconds. Until it
-    // holds, every pass during the build: a drain that failed, or that Jenkins forgot (before
-    // 2.482 a restart clears temporarilyOffline), is sent again; the resumed agent would
-    // otherwise take a second build.
+    // Drained (DrainStartedBuilds) before the build's start is recorded: Jenkins hands the idle
+    // agent the next item as soon as a short build ends, and the record's disk sync takes
+    // milliseconds.
     bool drained_now = false;
-    if (agent.idle_minutes == 0 && (!agent.drained || !node->temporarily_offline)) {
-      Status drained = jenkins_.Drain(
-          agent.name, "slurmfleet: one build per agent; " + JobText(agent) + " ends after it");
+    if (auto sent = drains.find(agent.name); sent != drains.end()) {
+      const Status& drained = sent->second;
       if (drained || drained.error().code == Code::kNotFound) {
         agent.drained = drained_now = true;
       } else if (Refused(drained)) {

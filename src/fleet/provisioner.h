@@ -145,8 +145,19 @@ class Provisioner {
   // Adds the agent to `to_describe` when its node is yet to name its Slurm job: those calls are
   // made side by side at the end of the pass, after the new agents' POSTs, not one after another
   // before the look at the queue, which a wave of new agents held up by a Jenkins round trip each.
+  // `drains`: what DrainStartedBuilds sent this pass.
   void Advance(Agent& agent, const std::map<std::string, jenkins::Computer>& nodes,
-               const std::vector<CloudTemplates>& snapshot, std::vector<std::string>& to_describe);
+               const std::vector<CloudTemplates>& snapshot,
+               const std::map<std::string, Status>& drains, std::vector<std::string>& to_describe);
+  // Marks offline, side by side, the nodes of one-build agents whose build runs and that may
+  // still take another (DrainWanted), before anything else of the pass: Jenkins hands such an
+  // agent the next item as soon as a short build ends, and one after another, between the other
+  // agents' record writes, the last of a wave waited for them all. Each agent's answer, by name.
+  std::map<std::string, Status> DrainStartedBuilds(
+      const std::map<std::string, jenkins::Computer>& nodes);
+  static bool DrainWanted(const Agent& agent, const jenkins::Computer& node);
+  // The URL of the build an executor of the node runs; empty when none does.
+  static std::string CurrentBuild(const jenkins::Computer& node);
   void Described(Agent& agent, const Status& described);
   // Makes the node (once) and renders the agent's job; nullopt when it cannot yet (tried again
   // next pass) or failed (the agent is then ending).
@@ -174,7 +185,8 @@ class Provisioner {
   std::optional<store::Event> Launched(Agent& agent, const Result<store::Submission>& recorded);
   void Create(Agent& agent, const std::vector<CloudTemplates>& snapshot);  // Prepare + record
   void Watch(Agent& agent, const jenkins::Computer* node, const store::Submission* sub,
-             const std::vector<CloudTemplates>& snapshot);
+             const std::vector<CloudTemplates>& snapshot,
+             const std::map<std::string, Status>& drains);
   void Terminate(Agent& agent);
   void EndAgent(Agent& agent, bool failed, const std::string& type, const std::string& outcome);
   void DeleteStrayNodes(const std::map<std::string, jenkins::Computer>& nodes);

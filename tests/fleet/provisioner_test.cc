@@ -647,6 +647,36 @@ TEST_F(ProvisionerTest, TheItemsThatLeftAreAskedAboutSideBySide) {
   for (const Agent& a : Agents()) EXPECT_EQ(a.builds, 1) << a.name;
 }
 
+// One after another, between the other agents' record writes, the last one-build agent of a wave
+// whose builds started together stayed on the market the longest.
+TEST_F(ProvisionerTest, AgentsWhoseBuildsStartedAreDrainedSideBySide) {
+  SideBySideJenkins jenkins(jenkins_);
+  provisioner_ = MakeProvisioner(true, &jenkins, 4);
+  jenkins_.Enqueue("linux");
+  jenkins_.Enqueue("linux");
+  Pass();
+  ASSERT_EQ(jenkins_.nodes.size(), 2u);
+  for (const auto& [id, job] : slurm1_.jobs()) slurm1_.SetState(id, {"RUNNING"});
+  std::vector<std::string> names;
+  for (const auto& [name, node] : jenkins_.nodes) names.push_back(name);
+  for (const std::string& name : names) jenkins_.Connect(name);
+  Pass();
+  jenkins_.queue.clear();
+  for (size_t i = 0; i < names.size(); ++i) {
+    jenkins_.StartBuild(names[i], "http://jenkins.test/job/j/" + std::to_string(i + 1) + "/");
+  }
+  jenkins.Arm({"Drain"}, 2);
+  Pass();
+  EXPECT_EQ(jenkins.most_in_flight(), 2);
+  for (const std::string& name : names) {
+    EXPECT_TRUE(jenkins_.nodes.at(name).temporarily_offline) << name << ": drained";
+  }
+  for (const Agent& a : Agents()) {
+    EXPECT_EQ(a.builds, 1) << a.name;
+    EXPECT_TRUE(a.drained) << a.name;
+  }
+}
+
 TEST_F(ProvisionerTest, AnItemWhoseFateCouldNotBeAskedIsAskedAgainButNotPastTheWindow) {
   unused_agent_limit_ = 1h;  // the agent outlives the window
   provisioner_ = MakeProvisioner();
