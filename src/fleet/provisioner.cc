@@ -158,10 +158,11 @@ ProvisionStats Provisioner::Tick() {
 
   const std::vector<CloudTemplates> snapshot = templates_.Snapshot();
   std::vector<std::string> ended;
-  std::vector<std::string> to_describe;
-  const std::map<std::string, Status> drains = DrainStartedBuilds(nodes);
+  AgentCalls calls;
+  calls.drains = DrainStartedBuilds(nodes);
+  for (auto& [name, agent] : agents_) Advance(agent, nodes, snapshot, calls);
+  DeleteNodes(calls.to_delete);
   for (auto it = agents_.begin(); it != agents_.end();) {
-    Advance(it->second, nodes, snapshot, drains, to_describe);
     if (IsFinal(it->second.phase)) {
       ++stats.ended;
       ended.push_back(it->first);
@@ -251,7 +252,7 @@ ProvisionStats Provisioner::Tick() {
   // After the new agents' POSTs, side by side: a description is for admins to read, and the
   // POSTs need not wait for it.
   std::vector<std::pair<Agent*, std::string>> describe;  // (agent, its node's new description)
-  for (const std::string& name : to_describe) {
+  for (const std::string& name : calls.to_describe) {
     if (auto it = agents_.find(name); it != agents_.end()) {
       describe.emplace_back(&it->second, Description(it->second));
     }
@@ -828,16 +829,14 @@ std::map<std::string, Status> Provisioner::DrainStartedBuilds(
 }
 
 void Provisioner::Advance(Agent& agent, const std::map<std::string, jenkins::Computer>& nodes,
-                          const std::vector<CloudTemplates>& snapshot,
-                          const std::map<std::string, Status>& drains,
-                          std::vector<std::string>& to_describe) {
+                          const std::vector<CloudTemplates>& snapshot, AgentCalls& calls) {
   if (agent.phase == AgentPhase::kCreating) {
     if (NowMs() - agent.created_ms >= int64_t{agent.timeout_minutes} * 60000) {
       // slurmrestd (or Jenkins' node API) kept failing: give the capacity back
       EndAgent(agent, true, "failed",
                fmt::format("Timeout launching the agent: no Slurm job recorded after {} min",
                            agent.timeout_minutes));
-      Terminate(agent);
+      Terminate(agent, calls.to_delete);
       return;
     }
     // `nodes` was read before this pass created the node: watch it from the next pass on
@@ -855,7 +854,7 @@ void Provisioner::Advance(Agent& agent, const std::map<std::string, jenkins::Com
   if (agent.job_id && !agent.described && node != nodes.end()) {
     // The job id exists only after the node (its secret goes into the job): name it now, so
     // admins see in the Jenkins UI which Slurm job an agent runs in.
-    to_describe.push_back(agent.name);
+    calls.to_describe.push_back(agent.name);
   }
   if (agent.phase != AgentPhase::kTerminating && FindCloud(agent.cloud) == nullptr) {
     // Started before its cloud left the configuration: nothing tracks its Slurm job or could
@@ -869,7 +868,7 @@ void Provisioner::Advance(Agent& agent, const std::map<std::string, jenkins::Com
   }
   if (agent.phase != AgentPhase::kTerminating) {
     Watch(agent, node == nodes.end() ? nullptr : &node->second, sub ? &*sub : nullptr, snapshot,
-          drains);
+          calls);
   }
   if (agent.phase == AgentPhase::kTerminating) {
     // A build runs on only while its agent is connected. A Pipeline block's executor stays busy
@@ -894,7 +893,7 @@ void Provisioner::Advance(Agent& agent, const std::map<std::string, jenkins::Com
         return;  // next pass
       }
     }
-    Terminate(agent);
+    Terminate(agent, calls.to_delete);
   }
 }
 
@@ -1040,8 +1039,7 @@ void Provisioner::WarnIfOutsideFolders(const Agent& agent, const std::string& bu
 }
 
 void Provisioner::Watch(Agent& agent, const jenkins::Computer* node, const store::Submission* sub,
-                        const std::vector<CloudTemplates>& snapshot,
-                        const std::map<std::string, Status>& drains) {
+                        const std::vector<CloudTemplates>& snapshot, AgentCalls& calls) {
   const int64_t now = NowMs();
   const bool job_ended = sub && store::IsTerminal(sub->phase);
   const std::string job_end =
@@ -1122,7 +1120,7 @@ void Provisioner::Watch(Agent& agent, const jenkins::Computer* node, const store
     // agent the next item as soon as a short build ends, and the record's disk sync takes
     // milliseconds.
     bool drained_now = false;
-    if (auto sent = drains.find(agent.name); sent != drains.end()) {
+    if (auto sent = calls.drains.find(agent.name); sent != calls.drains.end()) {
       const Status& drained = sent->second;
       if (drained || drained.error().code == Code::kNotFound) {
         agent.drained = drained_now = true;
@@ -1184,20 +1182,37 @@ void Provisioner::EndAgent(Agent& agent, bool failed, const std::string& type,
   Save(agent, type, outcome);
 }
 
-void Provisioner::Terminate(Agent& agent) {
+void Provisioner::Terminate(Agent& agent, std::vector<std::string>& to_delete) {
   if (!agent.node_deleted) {
     if (agent.node_created || agent.phase == AgentPhase::kTerminating) {
-      Status deleted = jenkins_.DeleteNode(agent.name);
-      if (Refused(deleted)) {
-        // Not allowed now is not allowed next pass either: end the Slurm job anyway, and leave
-        // the node (offline once its agent is gone) to whoever may delete it.
-        TellRefusal(agent.name, "delete node " + agent.name, deleted.error());
-      } else if (!deleted && deleted.error().code != Code::kNotFound) {
-        return;  // next pass
-      }
+      to_delete.push_back(agent.name);
+      return;
     }
     agent.node_deleted = true;
   }
+  FinishTerminate(agent);
+}
+
+void Provisioner::DeleteNodes(const std::vector<std::string>& names) {
+  std::vector<Status> answers(names.size());
+  jenkins_calls_.Run(names.size(), options_.jenkins_concurrency,
+                     [&](size_t i) { answers[i] = jenkins_.DeleteNode(names[i]); });
+  for (size_t i = 0; i < names.size(); ++i) {
+    Agent& agent = agents_.at(names[i]);
+    const Status& deleted = answers[i];
+    if (Refused(deleted)) {
+      // Not allowed now is not allowed next pass either: end the Slurm job anyway, and leave
+      // the node (offline once its agent is gone) to whoever may delete it.
+      TellRefusal(agent.name, "delete node " + agent.name, deleted.error());
+    } else if (!deleted && deleted.error().code != Code::kNotFound) {
+      continue;  // next pass
+    }
+    agent.node_deleted = true;
+    FinishTerminate(agent);
+  }
+}
+
+void Provisioner::FinishTerminate(Agent& agent) {
   if (!agent.cancel_requested) {
     if (ProvisionerCloud* cloud = FindCloud(agent.cloud)) {
       Status cancelled = cloud->engine->RequestCancel(agent.name);

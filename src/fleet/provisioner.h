@@ -142,13 +142,17 @@ class Provisioner {
   void Launch(const std::vector<jenkins::QueueItem>& items,
               const std::map<std::string, jenkins::Computer>& nodes,
               const std::vector<CloudTemplates>& snapshot, ProvisionStats& stats);
-  // Adds the agent to `to_describe` when its node is yet to name its Slurm job: those calls are
-  // made side by side at the end of the pass, after the new agents' POSTs, not one after another
-  // before the look at the queue, which a wave of new agents held up by a Jenkins round trip each.
-  // `drains`: what DrainStartedBuilds sent this pass.
+  // A pass's Jenkins calls about its agents that go side by side, not one per agent as each
+  // advances: one after another, before the look at the queue, a wave of agents held that look up
+  // by a Jenkins round trip each.
+  struct AgentCalls {
+    std::map<std::string, Status> drains;  // sent before the agents advance (DrainStartedBuilds)
+    std::vector<std::string> to_delete;    // nodes to delete right after (DeleteNodes)
+    // nodes yet to name their Slurm job: at the end of the pass, after the new agents' POSTs
+    std::vector<std::string> to_describe;
+  };
   void Advance(Agent& agent, const std::map<std::string, jenkins::Computer>& nodes,
-               const std::vector<CloudTemplates>& snapshot,
-               const std::map<std::string, Status>& drains, std::vector<std::string>& to_describe);
+               const std::vector<CloudTemplates>& snapshot, AgentCalls& calls);
   // Marks offline, side by side, the nodes of one-build agents whose build runs and that may
   // still take another (DrainWanted), before anything else of the pass: Jenkins hands such an
   // agent the next item as soon as a short build ends, and one after another, between the other
@@ -185,9 +189,15 @@ class Provisioner {
   std::optional<store::Event> Launched(Agent& agent, const Result<store::Submission>& recorded);
   void Create(Agent& agent, const std::vector<CloudTemplates>& snapshot);  // Prepare + record
   void Watch(Agent& agent, const jenkins::Computer* node, const store::Submission* sub,
-             const std::vector<CloudTemplates>& snapshot,
-             const std::map<std::string, Status>& drains);
-  void Terminate(Agent& agent);
+             const std::vector<CloudTemplates>& snapshot, AgentCalls& calls);
+  // Adds the agent's node to `to_delete` when it is yet to be deleted; else ends the agent
+  // (FinishTerminate).
+  void Terminate(Agent& agent, std::vector<std::string>& to_delete);
+  // Deletes the nodes side by side, then goes on ending each agent whose node is gone (or may not
+  // be deleted); one whose delete failed otherwise tries again next pass.
+  void DeleteNodes(const std::vector<std::string>& names);
+  // Cancels the agent's job, once its node is gone, and ends the agent when the job has ended.
+  void FinishTerminate(Agent& agent);
   void EndAgent(Agent& agent, bool failed, const std::string& type, const std::string& outcome);
   void DeleteStrayNodes(const std::map<std::string, jenkins::Computer>& nodes);
   // Finds the one build of a one-build agent that ran between two passes, through the items that

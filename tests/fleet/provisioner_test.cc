@@ -677,6 +677,37 @@ TEST_F(ProvisionerTest, AgentsWhoseBuildsStartedAreDrainedSideBySide) {
   }
 }
 
+// One after another, before the look at the queue, the deletes of a wave of agents whose builds
+// ended held that look up by a Jenkins round trip each.
+TEST_F(ProvisionerTest, TheNodesOfAgentsThatEndedAreDeletedSideBySide) {
+  SideBySideJenkins jenkins(jenkins_);
+  provisioner_ = MakeProvisioner(true, &jenkins, 4);
+  jenkins_.Enqueue("linux");
+  jenkins_.Enqueue("linux");
+  Pass();
+  ASSERT_EQ(jenkins_.nodes.size(), 2u);
+  for (const auto& [id, job] : slurm1_.jobs()) slurm1_.SetState(id, {"RUNNING"});
+  std::vector<std::string> names;
+  for (const auto& [name, node] : jenkins_.nodes) names.push_back(name);
+  for (const std::string& name : names) jenkins_.Connect(name);
+  Pass();
+  jenkins_.queue.clear();
+  for (size_t i = 0; i < names.size(); ++i) {
+    jenkins_.StartBuild(names[i], "http://jenkins.test/job/j/" + std::to_string(i + 1) + "/");
+  }
+  Pass();
+  for (const std::string& name : names) jenkins_.EndBuild(name);
+  jenkins.Arm({"DeleteNode"}, 2);
+  Pass();
+  EXPECT_EQ(jenkins.most_in_flight(), 2);
+  EXPECT_TRUE(jenkins_.nodes.empty());
+  for (const auto& [id, job] : slurm1_.jobs()) slurm1_.SetState(id, {"CANCELLED"});
+  Pass();
+  Pass();
+  EXPECT_TRUE(Agents(false).empty()) << "both ended once their jobs did";
+  for (const Agent& a : Agents()) EXPECT_EQ(a.phase, AgentPhase::kDone) << a.name;
+}
+
 TEST_F(ProvisionerTest, AnItemWhoseFateCouldNotBeAskedIsAskedAgainButNotPastTheWindow) {
   unused_agent_limit_ = 1h;  // the agent outlives the window
   provisioner_ = MakeProvisioner();
