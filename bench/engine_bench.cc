@@ -21,6 +21,7 @@
 // --rest-ms R: each submit round of either arm starts R ms (default 1000) after the last ended.
 // Needs SLURMRESTD_URL and SLURM_JWT_KEY (eval "$(testbed/testbed.sh env)"). Not a test.
 #include <fmt/format.h>
+#include <malloc.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -504,7 +505,13 @@ int main(int argc, char** argv) {
           .dump();
   if (others > 0 && PostConcurrently(**transport, other, token->jwt, others, raw_threads) > 0)
     return give_up("could not submit the other users' jobs");
-  std::ofstream("/proc/self/clear_refs") << "5";  // the peak from here on is tracking's alone
+  // What the submit phase left free in the allocator, the raw arms' threads' memory included,
+  // goes back to the system first, as the engine's first full pass would give it back (its
+  // malloc_trim): the peak from here on is tracking's alone, not the raw arms'.
+  const long rss_submitted = StatusKiB("VmRSS");
+  malloc_trim(0);
+  const long rss_tracking = StatusKiB("VmRSS");
+  std::ofstream("/proc/self/clear_refs") << "5";
   std::vector<double> light_cpu, full_cpu, all_cpu;
   std::vector<double> full_engine_cpu;  // of each full pass, on the engine's thread
   std::vector<int> full_changes;        // state changes each full pass recorded (events written)
@@ -575,8 +582,10 @@ int main(int argc, char** argv) {
                            std::accumulate(all_cpu.begin(), all_cpu.end(), 0.0) / done, done);
   std::cout << fmt::format(
       "  RSS {:.1f} MiB after the passes, peak while tracking {:.1f} MiB (this process: engine, "
-      "store, client; {:.1f} MiB before the engine was made, {:.1f} MiB peak while submitting)\n",
-      rss_after / 1024.0, StatusKiB("VmHWM") / 1024.0, rss_at_start / 1024.0, submit_peak / 1024.0);
+      "store, client; {:.1f} MiB before the engine was made, {:.1f} MiB peak while submitting, "
+      "{:.1f} MiB after it, {:.1f} MiB once what it left free was given back)\n",
+      rss_after / 1024.0, StatusKiB("VmHWM") / 1024.0, rss_at_start / 1024.0, submit_peak / 1024.0,
+      rss_submitted / 1024.0, rss_tracking / 1024.0);
 
   if (!keep) {
     cancel_all();

@@ -199,6 +199,30 @@ class ProvisionerTest : public ::testing::Test {
     return out;
   }
 
+  // Two passes for the two queued items: their agents are started, then connected (their Slurm
+  // jobs running). The agents' names.
+  std::vector<std::string> ConnectAgentsForTwoItems() {
+    Pass();
+    EXPECT_EQ(jenkins_.nodes.size(), 2u);
+    for (const auto& [id, job] : slurm1_.jobs()) slurm1_.SetState(id, {"RUNNING"});
+    std::vector<std::string> names;
+    for (const auto& [name, node] : jenkins_.nodes) names.push_back(name);
+    for (const std::string& name : names) jenkins_.Connect(name);
+    Pass();
+    return names;
+  }
+  // Two agents connected for two items, whose builds then start, unseen yet: their names.
+  std::vector<std::string> StartTwoBuilds() {
+    jenkins_.Enqueue("linux");
+    jenkins_.Enqueue("linux");
+    const std::vector<std::string> names = ConnectAgentsForTwoItems();
+    jenkins_.queue.clear();
+    for (size_t i = 0; i < names.size(); ++i) {
+      jenkins_.StartBuild(names[i], "http://jenkins.test/job/j/" + std::to_string(i + 1) + "/");
+    }
+    return names;
+  }
+
   // A pass that starts the agent for the one queued item, which then connects (its Slurm job
   // running); returns the agent's name.
   std::string ConnectFirstAgent() {
@@ -622,13 +646,7 @@ TEST_F(ProvisionerTest, TheItemsThatLeftAreAskedAboutSideBySide) {
   provisioner_ = MakeProvisioner(true, &jenkins, 4);
   const int64_t first = jenkins_.Enqueue("linux");
   const int64_t second = jenkins_.Enqueue("linux");
-  Pass();
-  ASSERT_EQ(jenkins_.nodes.size(), 2u);
-  for (const auto& [id, job] : slurm1_.jobs()) slurm1_.SetState(id, {"RUNNING"});
-  std::vector<std::string> names;
-  for (const auto& [name, node] : jenkins_.nodes) names.push_back(name);
-  for (const std::string& name : names) jenkins_.Connect(name);
-  Pass();
+  const std::vector<std::string> names = ConnectAgentsForTwoItems();
   ASSERT_EQ(jenkins_.fate_calls, 0);
   // both builds ran and ended between two passes
   jenkins_.queue.clear();
@@ -652,19 +670,7 @@ TEST_F(ProvisionerTest, TheItemsThatLeftAreAskedAboutSideBySide) {
 TEST_F(ProvisionerTest, AgentsWhoseBuildsStartedAreDrainedSideBySide) {
   SideBySideJenkins jenkins(jenkins_);
   provisioner_ = MakeProvisioner(true, &jenkins, 4);
-  jenkins_.Enqueue("linux");
-  jenkins_.Enqueue("linux");
-  Pass();
-  ASSERT_EQ(jenkins_.nodes.size(), 2u);
-  for (const auto& [id, job] : slurm1_.jobs()) slurm1_.SetState(id, {"RUNNING"});
-  std::vector<std::string> names;
-  for (const auto& [name, node] : jenkins_.nodes) names.push_back(name);
-  for (const std::string& name : names) jenkins_.Connect(name);
-  Pass();
-  jenkins_.queue.clear();
-  for (size_t i = 0; i < names.size(); ++i) {
-    jenkins_.StartBuild(names[i], "http://jenkins.test/job/j/" + std::to_string(i + 1) + "/");
-  }
+  const std::vector<std::string> names = StartTwoBuilds();
   jenkins.Arm({"Drain"}, 2);
   Pass();
   EXPECT_EQ(jenkins.most_in_flight(), 2);
@@ -682,19 +688,7 @@ TEST_F(ProvisionerTest, AgentsWhoseBuildsStartedAreDrainedSideBySide) {
 TEST_F(ProvisionerTest, TheNodesOfAgentsThatEndedAreDeletedSideBySide) {
   SideBySideJenkins jenkins(jenkins_);
   provisioner_ = MakeProvisioner(true, &jenkins, 4);
-  jenkins_.Enqueue("linux");
-  jenkins_.Enqueue("linux");
-  Pass();
-  ASSERT_EQ(jenkins_.nodes.size(), 2u);
-  for (const auto& [id, job] : slurm1_.jobs()) slurm1_.SetState(id, {"RUNNING"});
-  std::vector<std::string> names;
-  for (const auto& [name, node] : jenkins_.nodes) names.push_back(name);
-  for (const std::string& name : names) jenkins_.Connect(name);
-  Pass();
-  jenkins_.queue.clear();
-  for (size_t i = 0; i < names.size(); ++i) {
-    jenkins_.StartBuild(names[i], "http://jenkins.test/job/j/" + std::to_string(i + 1) + "/");
-  }
+  const std::vector<std::string> names = StartTwoBuilds();
   Pass();
   for (const std::string& name : names) jenkins_.EndBuild(name);
   jenkins.Arm({"DeleteNode"}, 2);
