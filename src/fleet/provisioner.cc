@@ -1039,7 +1039,7 @@ void Provisioner::WarnIfOutsideFolders(const Agent& agent, const std::string& bu
 }
 
 void Provisioner::Watch(Agent& agent, const jenkins::Computer* node, const store::Submission* sub,
-                        const std::vector<CloudTemplates>& snapshot, AgentCalls& calls) {
+                        const std::vector<CloudTemplates>& snapshot, const AgentCalls& calls) {
   const int64_t now = NowMs();
   const bool job_ended = sub && store::IsTerminal(sub->phase);
   const std::string job_end =

@@ -189,7 +189,7 @@ class Provisioner {
   std::optional<store::Event> Launched(Agent& agent, const Result<store::Submission>& recorded);
   void Create(Agent& agent, const std::vector<CloudTemplates>& snapshot);  // Prepare + record
   void Watch(Agent& agent, const jenkins::Computer* node, const store::Submission* sub,
-             const std::vector<CloudTemplates>& snapshot, AgentCalls& calls);
+             const std::vector<CloudTemplates>& snapshot, const AgentCalls& calls);
   // Adds the agent's node to `to_delete` when it is yet to be deleted; else ends the agent
   // (FinishTerminate).
   void Terminate(Agent& agent, std::vector<std::string>& to_delete);
