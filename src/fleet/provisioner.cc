@@ -161,6 +161,7 @@ ProvisionStats Provisioner::Tick() {
   AgentCalls calls;
   calls.drains = DrainStartedBuilds(nodes);
   for (auto& [name, agent] : agents_) Advance(agent, nodes, snapshot, calls);
+  DrainEnding(calls);
   DeleteNodes(calls.to_delete);
   for (auto it = agents_.begin(); it != agents_.end();) {
     if (IsFinal(it->second.phase)) {
@@ -880,18 +881,33 @@ void Provisioner::Advance(Agent& agent, const std::map<std::string, jenkins::Com
       // Jenkins may hand the idle agent an item between this look at it and the delete, and the
       // delete would cut that build off: take the node off the market first, and delete it at the
       // next pass, once it is seen idle again (CONTRACT.md 7.1, 7.2).
-      Status drained =
-          jenkins_.Drain(agent.name, "slurmfleet: ending this agent; " + JobText(agent) + " ends");
-      if (drained) {
-        agent.drained = true;
-        Save(agent, "", "");
-        return;
-      }
-      if (Refused(drained)) {
-        TellRefusal(agent.name, "mark the node offline before deleting it", drained.error());
-      } else if (drained.error().code != Code::kNotFound) {
-        return;  // next pass
-      }
+      calls.to_drain.push_back(agent.name);
+      return;
+    }
+    Terminate(agent, calls.to_delete);
+  }
+}
+
+void Provisioner::DrainEnding(AgentCalls& calls) {
+  std::vector<Agent*> due;
+  for (const std::string& name : calls.to_drain) due.push_back(&agents_.at(name));
+  std::vector<Status> answers(due.size());
+  jenkins_calls_.Run(due.size(), options_.jenkins_concurrency, [&](size_t i) {
+    answers[i] = jenkins_.Drain(due[i]->name,
+                                "slurmfleet: ending this agent; " + JobText(*due[i]) + " ends");
+  });
+  for (size_t i = 0; i < due.size(); ++i) {
+    Agent& agent = *due[i];
+    const Status& drained = answers[i];
+    if (drained) {
+      agent.drained = true;
+      Save(agent, "", "");
+      continue;
+    }
+    if (Refused(drained)) {
+      TellRefusal(agent.name, "mark the node offline before deleting it", drained.error());
+    } else if (drained.error().code != Code::kNotFound) {
+      continue;  // next pass
     }
     Terminate(agent, calls.to_delete);
   }
@@ -976,6 +992,12 @@ void Provisioner::NoticeUnseenBuilds(const std::vector<jenkins::QueueItem>& want
       asked[i].run = jenkins_.Run(fate->executable_url);
     }
   });
+  struct Found {
+    Agent* agent;
+    std::string build_url;
+    bool building;
+  };
+  std::vector<Found> found_builds;
   for (const Asked& a : asked) {
     auto it = left_.find(a.id);
     const Result<jenkins::ItemFate>& fate = *a.fate;
@@ -1000,22 +1022,33 @@ void Provisioner::NoticeUnseenBuilds(const std::vector<jenkins::QueueItem>& want
       // still building in this pass's answer): ask again once it does. Any other run, or an
       // agent whose build is known (found through another item just now, say), lets it go.
       auto agent = agents_.find(run->built_on);
-      if (agent == agents_.end() || agent->second.builds != 0) left_.erase(it);
+      const bool found_now =
+          std::any_of(found_builds.begin(), found_builds.end(),
+                      [&](const Found& f) { return f.agent->name == run->built_on; });
+      if (agent == agents_.end() || agent->second.builds != 0 || found_now) left_.erase(it);
       continue;
     }
     left_.erase(it);
-    Agent& agent = *found->second;
+    found_builds.push_back({found->second, fate->executable_url, run->building});
     unused.erase(found);
-    // drained first, as in Watch: the agent is idle now, and Jenkins hands it the next item
-    Status drained = jenkins_.Drain(
+  }
+  // Drained first, side by side, as in Watch: the agents are idle now, and Jenkins hands each the
+  // next item; then their builds are recorded.
+  std::vector<Status> drains(found_builds.size());
+  jenkins_calls_.Run(found_builds.size(), options_.jenkins_concurrency, [&](size_t i) {
+    const Agent& agent = *found_builds[i].agent;
+    drains[i] = jenkins_.Drain(
         agent.name, "slurmfleet: one build per agent; " + JobText(agent) + " ends after it");
-    if (drained || drained.error().code == Code::kNotFound) agent.drained = true;
-    agent.build_url = fate->executable_url;
+  });
+  for (size_t i = 0; i < found_builds.size(); ++i) {
+    Agent& agent = *found_builds[i].agent;
+    if (drains[i] || drains[i].error().code == Code::kNotFound) agent.drained = true;
+    agent.build_url = found_builds[i].build_url;
     ++agent.builds;
     agent.idle_since_ms = 0;
     Save(agent, "build",
          "build started: " + agent.build_url +
-             (run->building ? "" : " (and ended between two looks at the node)"));
+             (found_builds[i].building ? "" : " (and ended between two looks at the node)"));
   }
 }
 
@@ -1235,10 +1268,18 @@ void Provisioner::FinishTerminate(Agent& agent) {
 }
 
 void Provisioner::DeleteStrayNodes(const std::map<std::string, jenkins::Computer>& nodes) {
+  std::vector<std::string> strays;
   for (const auto& [name, node] : nodes) {
     if (agents_.contains(name) || !node.description.starts_with(Marker())) continue;
     if (node.building()) continue;  // never cut a running build: delete it once it ended
-    Status deleted = jenkins_.DeleteNode(name);
+    strays.push_back(name);
+  }
+  std::vector<Status> answers(strays.size());
+  jenkins_calls_.Run(strays.size(), options_.jenkins_concurrency,
+                     [&](size_t i) { answers[i] = jenkins_.DeleteNode(strays[i]); });
+  for (size_t i = 0; i < strays.size(); ++i) {
+    const std::string& name = strays[i];
+    const Status& deleted = answers[i];
     if (deleted || deleted.error().code == Code::kNotFound) {
       (void)store_.AppendEvent(
           "jenkins", "deleted",

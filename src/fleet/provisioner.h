@@ -147,7 +147,9 @@ class Provisioner {
   // by a Jenkins round trip each.
   struct AgentCalls {
     std::map<std::string, Status> drains;  // sent before the agents advance (DrainStartedBuilds)
-    std::vector<std::string> to_delete;    // nodes to delete right after (DeleteNodes)
+    // idle nodes of ending agents to take off the market right after (DrainEnding)
+    std::vector<std::string> to_drain;
+    std::vector<std::string> to_delete;  // nodes to delete right after those drains (DeleteNodes)
     // nodes yet to name their Slurm job: at the end of the pass, after the new agents' POSTs
     std::vector<std::string> to_describe;
   };
@@ -193,12 +195,18 @@ class Provisioner {
   // Adds the agent's node to `to_delete` when it is yet to be deleted; else ends the agent
   // (FinishTerminate).
   void Terminate(Agent& agent, std::vector<std::string>& to_delete);
+  // Marks offline, side by side, the idle nodes of `calls.to_drain`, whose agents are ending: an
+  // agent drained now has its node deleted next pass, once seen idle again; one whose node is gone
+  // or may not be drained goes on to Terminate (into `calls.to_delete`); one whose drain failed
+  // otherwise is drained again next pass.
+  void DrainEnding(AgentCalls& calls);
   // Deletes the nodes side by side, then goes on ending each agent whose node is gone (or may not
   // be deleted); one whose delete failed otherwise tries again next pass.
   void DeleteNodes(const std::vector<std::string>& names);
   // Cancels the agent's job, once its node is gone, and ends the agent when the job has ended.
   void FinishTerminate(Agent& agent);
   void EndAgent(Agent& agent, bool failed, const std::string& type, const std::string& outcome);
+  // Deletes, side by side, the idle nodes that carry our marker but no live agent owns.
   void DeleteStrayNodes(const std::map<std::string, jenkins::Computer>& nodes);
   // Finds the one build of a one-build agent that ran between two passes, through the items that
   // left the queue (at most kMaxFateChecks of them a pass, two GETs each, the items side by

@@ -223,6 +223,21 @@ class ProvisionerTest : public ::testing::Test {
     return names;
   }
 
+  // Two agents connected for two items, whose builds then both run and end between two passes,
+  // found only through the items: their names.
+  std::vector<std::string> RunTwoBuildsBetweenTwoPasses() {
+    const int64_t first = jenkins_.Enqueue("linux");
+    const int64_t second = jenkins_.Enqueue("linux");
+    const std::vector<std::string> names = ConnectAgentsForTwoItems();
+    jenkins_.queue.clear();
+    const std::string runs[] = {"http://jenkins.test/job/j/1/", "http://jenkins.test/job/j/2/"};
+    jenkins_.fates[first] = {true, false, runs[0]};
+    jenkins_.fates[second] = {true, false, runs[1]};
+    jenkins_.runs[runs[0]] = {false, "SUCCESS", names[0]};
+    jenkins_.runs[runs[1]] = {false, "SUCCESS", names[1]};
+    return names;
+  }
+
   // A pass that starts the agent for the one queued item, which then connects (its Slurm job
   // running); returns the agent's name.
   std::string ConnectFirstAgent() {
@@ -242,6 +257,17 @@ class ProvisionerTest : public ::testing::Test {
     jenkins_.StartBuild(name, "http://jenkins.test/job/j/1/");
     Pass();
     return name;
+  }
+
+  // A node that carries our marker, which no agent of ours owns.
+  void CreateStrayNode(const std::string& name) {
+    jenkins::NodeSpec stray{name,
+                            "slurmfleet:test cloud c1, template cpu",
+                            "/tmp",
+                            "linux",
+                            jenkins::NodeMode::kExclusive,
+                            1};
+    ASSERT_TRUE(jenkins_.CreateNode(stray));
   }
 
   // Changes the one stored agent as a daemon killed between two of its writes leaves it.
@@ -644,17 +670,8 @@ TEST_F(ProvisionerTest, NodesAreToldTheirSlurmJobsSideBySideAfterTheNewAgentsWer
 TEST_F(ProvisionerTest, TheItemsThatLeftAreAskedAboutSideBySide) {
   SideBySideJenkins jenkins(jenkins_);
   provisioner_ = MakeProvisioner(true, &jenkins, 4);
-  const int64_t first = jenkins_.Enqueue("linux");
-  const int64_t second = jenkins_.Enqueue("linux");
-  const std::vector<std::string> names = ConnectAgentsForTwoItems();
+  const std::vector<std::string> names = RunTwoBuildsBetweenTwoPasses();
   ASSERT_EQ(jenkins_.fate_calls, 0);
-  // both builds ran and ended between two passes
-  jenkins_.queue.clear();
-  const std::string runs[] = {"http://jenkins.test/job/j/1/", "http://jenkins.test/job/j/2/"};
-  jenkins_.fates[first] = {true, false, runs[0]};
-  jenkins_.fates[second] = {true, false, runs[1]};
-  jenkins_.runs[runs[0]] = {false, "SUCCESS", names[0]};
-  jenkins_.runs[runs[1]] = {false, "SUCCESS", names[1]};
   jenkins.Arm({"Fate"}, 2);
   Pass();
   EXPECT_EQ(jenkins.most_in_flight(), 2);
@@ -663,6 +680,24 @@ TEST_F(ProvisionerTest, TheItemsThatLeftAreAskedAboutSideBySide) {
     EXPECT_TRUE(jenkins_.nodes.at(name).temporarily_offline) << name << ": drained";
   }
   for (const Agent& a : Agents()) EXPECT_EQ(a.builds, 1) << a.name;
+}
+
+// One after another, a burst of short builds found through their items held up the planning of
+// the items that wait by a drain each.
+TEST_F(ProvisionerTest, AgentsWhoseBuildsAreFoundThroughTheirItemsAreDrainedSideBySide) {
+  SideBySideJenkins jenkins(jenkins_);
+  provisioner_ = MakeProvisioner(true, &jenkins, 4);
+  const std::vector<std::string> names = RunTwoBuildsBetweenTwoPasses();
+  jenkins.Arm({"Drain"}, 2);
+  Pass();
+  EXPECT_EQ(jenkins.most_in_flight(), 2);
+  for (const std::string& name : names) {
+    EXPECT_TRUE(jenkins_.nodes.at(name).temporarily_offline) << name << ": drained";
+  }
+  for (const Agent& a : Agents()) {
+    EXPECT_EQ(a.builds, 1) << a.name;
+    EXPECT_TRUE(a.drained) << a.name;
+  }
 }
 
 // One after another, between the other agents' record writes, the last one-build agent of a wave
@@ -781,6 +816,29 @@ TEST_F(ProvisionerTest, IdleMinutesKeepsTheAgentForTheNextBuild) {
   EXPECT_TRUE(jenkins_.nodes.empty());
   EXPECT_EQ(Agents()[0].builds, 2);
   EXPECT_EQ(LiveJobs(slurm1_), 0);
+}
+
+// One after another, the drains of a wave of reusable agents that ended idle together held up the
+// look at the queue by a Jenkins round trip each.
+TEST_F(ProvisionerTest, IdleAgentsThatEndTogetherAreDrainedSideBySide) {
+  SideBySideJenkins jenkins(jenkins_);
+  provisioner_ = MakeProvisioner(true, &jenkins, 4);
+  jenkins_.Enqueue("reusable");
+  jenkins_.Enqueue("reusable");
+  const std::vector<std::string> names = ConnectAgentsForTwoItems();
+  jenkins_.queue.clear();
+  Pass();
+  Advance(121s);
+  jenkins.Arm({"Drain"}, 2);
+  Pass();
+  EXPECT_EQ(jenkins.most_in_flight(), 2);
+  for (const std::string& name : names) {
+    ASSERT_TRUE(jenkins_.nodes.contains(name)) << name << ": deleted only once seen idle again";
+    EXPECT_TRUE(jenkins_.nodes.at(name).temporarily_offline) << name;
+  }
+  Pass();
+  EXPECT_TRUE(jenkins_.nodes.empty());
+  for (const Agent& a : Agents()) EXPECT_TRUE(a.drained) << a.name;
 }
 
 // CONTRACT.md 7.2: delete only after the build has finished. An item Jenkins hands the idle agent
@@ -1093,19 +1151,26 @@ TEST_F(ProvisionerTest, ADrainJenkinsForgotIsSentAgain) {
 }
 
 TEST_F(ProvisionerTest, AStrayNodeWithOurMarkerIsDeleted) {
-  jenkins::NodeSpec stray{"c1-cpu-1-99",
-                          "slurmfleet:test cloud c1, template cpu",
-                          "/tmp",
-                          "linux",
-                          jenkins::NodeMode::kExclusive,
-                          1};
-  ASSERT_TRUE(jenkins_.CreateNode(stray));
+  CreateStrayNode("c1-cpu-1-99");
   jenkins::NodeSpec foreign{"static-1", "a static agent",           "/tmp",
                             "linux",    jenkins::NodeMode::kNormal, 1};
   ASSERT_TRUE(jenkins_.CreateNode(foreign));
   Pass();
   EXPECT_FALSE(jenkins_.nodes.contains("c1-cpu-1-99"));
   EXPECT_TRUE(jenkins_.nodes.contains("static-1"));
+}
+
+// After a restart that lost the state, or a wave of agents whose records could not be written,
+// one delete after another held up the look at the queue by a round trip per node.
+TEST_F(ProvisionerTest, StrayNodesAreDeletedSideBySide) {
+  SideBySideJenkins jenkins(jenkins_);
+  provisioner_ = MakeProvisioner(true, &jenkins, 4);
+  CreateStrayNode("c1-cpu-1-98");
+  CreateStrayNode("c1-cpu-1-99");
+  jenkins.Arm({"DeleteNode"}, 2);
+  Pass();
+  EXPECT_EQ(jenkins.most_in_flight(), 2);
+  EXPECT_TRUE(jenkins_.nodes.empty());
 }
 
 TEST_F(ProvisionerTest, EphemeralTemplateServesItsLabelAndExpires) {
