@@ -129,7 +129,9 @@ slurm::JobRequest Held(const std::string& name, size_t script_bytes) {
 }
 
 // Notes when the first GET leaves after Arm(), and the process's CPU time then: the tracking
-// request that ends a pass's submitting.
+// request that ends a pass's submitting. Also when the pass's first POST left and its last answer
+// came, which split the pass into the engine's work before its POSTs, the POSTs, and its work
+// after them.
 class MarkingTransport final : public slurm::Transport {
  public:
   explicit MarkingTransport(slurm::Transport& inner) : inner_(inner) {}
@@ -151,12 +153,36 @@ class MarkingTransport final : public slurm::Transport {
   void SendReleased(size_t count, size_t at_once,
                     const std::function<Release(size_t, slurm::HttpRequest&)>& next,
                     const std::function<void(size_t, Result<slurm::HttpResponse>)>& done) override {
-    inner_.SendReleased(count, at_once, next, done);  // likewise
+    inner_.SendReleased(
+        count, at_once,
+        [&](size_t i, slurm::HttpRequest& request) {
+          const Release release = next(i, request);
+          std::lock_guard lock(mu_);
+          if (release == Release::kNow && armed_ && !first_post_) first_post_ = Steady::now();
+          return release;
+        },
+        [&](size_t i, Result<slurm::HttpResponse> response) {
+          {
+            std::lock_guard lock(mu_);
+            if (armed_) last_answer_ = Steady::now();
+          }
+          done(i, std::move(response));
+        });
   }
   void Arm() {
     std::lock_guard lock(mu_);
     armed_ = true;
     first_get_.reset();
+    first_post_.reset();
+    last_answer_.reset();
+  }
+  std::optional<Steady::time_point> FirstPost() {
+    std::lock_guard lock(mu_);
+    return first_post_;
+  }
+  std::optional<Steady::time_point> LastAnswer() {
+    std::lock_guard lock(mu_);
+    return last_answer_;
   }
   std::optional<Steady::time_point> FirstGet() {
     std::lock_guard lock(mu_);
@@ -176,9 +202,11 @@ class MarkingTransport final : public slurm::Transport {
   slurm::Transport& inner_;
   std::mutex mu_;
   bool armed_ = false;
-  std::optional<Steady::time_point> first_get_;  // guarded by mu_
-  double cpu_at_first_get_ = 0;                  // guarded by mu_
-  long switches_at_first_get_ = 0;               // guarded by mu_
+  std::optional<Steady::time_point> first_get_;    // guarded by mu_
+  std::optional<Steady::time_point> first_post_;   // guarded by mu_
+  std::optional<Steady::time_point> last_answer_;  // guarded by mu_
+  double cpu_at_first_get_ = 0;                    // guarded by mu_
+  long switches_at_first_get_ = 0;                 // guarded by mu_
 };
 
 // POSTs `body` as a submit `count` times over `threads` threads, as fast as slurmrestd takes them;
@@ -332,7 +360,11 @@ int main(int argc, char** argv) {
   const int rounds = std::max(1, jobs / round_size);
   const int stride = raw_every > 0 ? raw_every : std::max(1, jobs / 2000);
   std::vector<double> engine_round_s;  // seconds per job in each round
-  std::vector<int> raw_after;          // the engine round each raw round follows
+  // each engine round's ms from its start to its first POST, from there to its last answer, and
+  // from there to its first GET
+  std::vector<double> head_ms, posts_ms, tail_ms;
+  std::vector<double> raw_round_ms;  // each round of the raw arm (16 threads)
+  std::vector<int> raw_after;        // the engine round each raw round follows
   double engine_s = 0, engine_cpu_ms = 0;
   long engine_switches = 0;
   // Raw POSTs from as many threads as the engine has in flight; with --one-thread-arm also the
@@ -364,7 +396,17 @@ int main(int argc, char** argv) {
     long switches0 = Switches();
     fleet::PassStats pass = (*engine)->Tick();
     last_round_end = Steady::now();
+    std::optional<Steady::time_point> first_post = marking.FirstPost(),
+                                      last_answer = marking.LastAnswer();
     std::optional<Steady::time_point> tracked = marking.FirstGet();
+    if (first_post && last_answer && tracked) {
+      auto ms = [](Steady::duration d) {
+        return std::chrono::duration<double, std::milli>(d).count();
+      };
+      head_ms.push_back(ms(*first_post - t0));
+      posts_ms.push_back(ms(*last_answer - *first_post));
+      tail_ms.push_back(ms(*tracked - *last_answer));
+    }
     engine_cpu_ms += (tracked ? marking.CpuAtFirstGet() : CpuMs()) - cpu0;
     engine_switches += (tracked ? marking.SwitchesAtFirstGet() : Switches()) - switches0;
     const double took = std::chrono::duration<double>(tracked.value_or(Steady::now()) - t0).count();
@@ -388,6 +430,7 @@ int main(int argc, char** argv) {
       const double raw_took = std::chrono::duration<double>(last_round_end - started).count();
       arm.s += raw_took;
       arm.round_s.push_back(raw_took / round_size);
+      if (threads) raw_round_ms.push_back(raw_took * 1000);
       arm.cpu_ms += CpuMs() - cpu_before;
       arm.switches += Switches() - switches_before;
       arm.jobs += round_size;
@@ -453,6 +496,13 @@ int main(int argc, char** argv) {
         interval ? fmt::format(" (95% interval {:.2f}-{:.2f})", interval->first, interval->second)
                  : "",
         ratios.back());
+  }
+  if (!head_ms.empty()) {
+    std::cout << fmt::format(
+        "        an engine round of {} (medians): {:.1f} ms before its first POST, {:.1f} ms from "
+        "there to its last answer, {:.1f} ms from there to the tracking request; a raw round "
+        "{:.1f} ms\n",
+        jobs / rounds, Median(head_ms), Median(posts_ms), Median(tail_ms), Median(raw_round_ms));
   }
   // This process shares the machine's cores with slurmrestd and slurmctld: its own CPU per job
   // is what it takes away from them.

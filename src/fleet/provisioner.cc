@@ -819,14 +819,30 @@ std::map<std::string, Status> Provisioner::DrainStartedBuilds(
     auto node = nodes.find(name);
     if (node != nodes.end() && DrainWanted(agent, node->second)) due.push_back(&agent);
   }
-  std::vector<Status> answers(due.size());
-  jenkins_calls_.Run(due.size(), options_.jenkins_concurrency, [&](size_t i) {
-    answers[i] = jenkins_.Drain(
-        due[i]->name, "slurmfleet: one build per agent; " + JobText(*due[i]) + " ends after it");
-  });
+  std::vector<Status> answers = DrainSideBySide(due, false);
   std::map<std::string, Status> drains;
   for (size_t i = 0; i < due.size(); ++i) drains.emplace(due[i]->name, std::move(answers[i]));
   return drains;
+}
+
+std::vector<Status> Provisioner::DrainSideBySide(const std::vector<const Agent*>& agents,
+                                                 bool ending) {
+  std::vector<Status> answers(agents.size());
+  jenkins_calls_.Run(agents.size(), options_.jenkins_concurrency, [&](size_t i) {
+    const Agent& agent = *agents[i];
+    answers[i] = jenkins_.Drain(
+        agent.name, ending
+                        ? "slurmfleet: ending this agent; " + JobText(agent) + " ends"
+                        : "slurmfleet: one build per agent; " + JobText(agent) + " ends after it");
+  });
+  return answers;
+}
+
+std::vector<Status> Provisioner::DeleteSideBySide(const std::vector<std::string>& names) {
+  std::vector<Status> answers(names.size());
+  jenkins_calls_.Run(names.size(), options_.jenkins_concurrency,
+                     [&](size_t i) { answers[i] = jenkins_.DeleteNode(names[i]); });
+  return answers;
 }
 
 void Provisioner::Advance(Agent& agent, const std::map<std::string, jenkins::Computer>& nodes,
@@ -889,15 +905,11 @@ void Provisioner::Advance(Agent& agent, const std::map<std::string, jenkins::Com
 }
 
 void Provisioner::DrainEnding(AgentCalls& calls) {
-  std::vector<Agent*> due;
+  std::vector<const Agent*> due;
   for (const std::string& name : calls.to_drain) due.push_back(&agents_.at(name));
-  std::vector<Status> answers(due.size());
-  jenkins_calls_.Run(due.size(), options_.jenkins_concurrency, [&](size_t i) {
-    answers[i] = jenkins_.Drain(due[i]->name,
-                                "slurmfleet: ending this agent; " + JobText(*due[i]) + " ends");
-  });
+  const std::vector<Status> answers = DrainSideBySide(due, true);
   for (size_t i = 0; i < due.size(); ++i) {
-    Agent& agent = *due[i];
+    Agent& agent = agents_.at(calls.to_drain[i]);
     const Status& drained = answers[i];
     if (drained) {
       agent.drained = true;
@@ -1034,12 +1046,9 @@ void Provisioner::NoticeUnseenBuilds(const std::vector<jenkins::QueueItem>& want
   }
   // Drained first, side by side, as in Watch: the agents are idle now, and Jenkins hands each the
   // next item; then their builds are recorded.
-  std::vector<Status> drains(found_builds.size());
-  jenkins_calls_.Run(found_builds.size(), options_.jenkins_concurrency, [&](size_t i) {
-    const Agent& agent = *found_builds[i].agent;
-    drains[i] = jenkins_.Drain(
-        agent.name, "slurmfleet: one build per agent; " + JobText(agent) + " ends after it");
-  });
+  std::vector<const Agent*> due;
+  for (const Found& f : found_builds) due.push_back(f.agent);
+  const std::vector<Status> drains = DrainSideBySide(due, false);
   for (size_t i = 0; i < found_builds.size(); ++i) {
     Agent& agent = *found_builds[i].agent;
     if (drains[i] || drains[i].error().code == Code::kNotFound) agent.drained = true;
@@ -1227,9 +1236,7 @@ void Provisioner::Terminate(Agent& agent, std::vector<std::string>& to_delete) {
 }
 
 void Provisioner::DeleteNodes(const std::vector<std::string>& names) {
-  std::vector<Status> answers(names.size());
-  jenkins_calls_.Run(names.size(), options_.jenkins_concurrency,
-                     [&](size_t i) { answers[i] = jenkins_.DeleteNode(names[i]); });
+  const std::vector<Status> answers = DeleteSideBySide(names);
   for (size_t i = 0; i < names.size(); ++i) {
     Agent& agent = agents_.at(names[i]);
     const Status& deleted = answers[i];
@@ -1274,9 +1281,7 @@ void Provisioner::DeleteStrayNodes(const std::map<std::string, jenkins::Computer
     if (node.building()) continue;  // never cut a running build: delete it once it ended
     strays.push_back(name);
   }
-  std::vector<Status> answers(strays.size());
-  jenkins_calls_.Run(strays.size(), options_.jenkins_concurrency,
-                     [&](size_t i) { answers[i] = jenkins_.DeleteNode(strays[i]); });
+  const std::vector<Status> answers = DeleteSideBySide(strays);
   for (size_t i = 0; i < strays.size(); ++i) {
     const std::string& name = strays[i];
     const Status& deleted = answers[i];

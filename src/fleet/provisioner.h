@@ -162,6 +162,11 @@ class Provisioner {
   std::map<std::string, Status> DrainStartedBuilds(
       const std::map<std::string, jenkins::Computer>& nodes);
   static bool DrainWanted(const Agent& agent, const jenkins::Computer& node);
+  // Marks the agents' nodes offline side by side, with the cause Jenkins shows for each: its one
+  // build (`ending` false) or the agent's end. The answers, in the agents' order.
+  std::vector<Status> DrainSideBySide(const std::vector<const Agent*>& agents, bool ending);
+  // Deletes the nodes side by side; the answers, in the names' order.
+  std::vector<Status> DeleteSideBySide(const std::vector<std::string>& names);
   // The URL of the build an executor of the node runs; empty when none does.
   static std::string CurrentBuild(const jenkins::Computer& node);
   void Described(Agent& agent, const Status& described);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string_view>
@@ -60,25 +61,28 @@ jenkins:
 )";
 
 // Hands the provisioner's calls to the fake one at a time (the fake is not thread-safe), but once
-// armed, lets the calls of the named kinds wait for each other: each waits until `together` of
-// them are in flight, or 20 s. Made one after another, they never are.
+// armed, lets the calls of each named kind wait for each other: each waits until `together` of its
+// kind are in flight, or 20 s. Made one after another, they never are.
 class SideBySideJenkins final : public jenkins::ForwardingClient {
  public:
   explicit SideBySideJenkins(FakeJenkinsClient& inner) : ForwardingClient(inner) {}
 
   // Also starts the log of calls afresh.
-  void Arm(std::set<std::string> kinds, int together) {
+  void Arm(const std::set<std::string>& kinds, int together) {
     {
       std::lock_guard lock(call_mu_);
       calls_.clear();
     }
     std::lock_guard lock(wait_mu_);
-    kinds_ = std::move(kinds);
+    kinds_.clear();
+    for (const std::string& kind : kinds) kinds_[kind] = {};
     together_ = together;
   }
-  int most_in_flight() const {
+  // The most calls of `kind` that were in flight at once since Arm.
+  int most_in_flight(const std::string& kind) const {
     std::lock_guard lock(wait_mu_);
-    return most_in_flight_;
+    auto it = kinds_.find(kind);
+    return it == kinds_.end() ? 0 : it->second.most_in_flight;
   }
   std::vector<std::string> calls() {
     std::lock_guard lock(call_mu_);
@@ -86,19 +90,26 @@ class SideBySideJenkins final : public jenkins::ForwardingClient {
   }
 
  private:
-  void Around(std::string_view kind, const std::function<void()>& call) override {
+  struct Kind {
+    int in_flight = 0;
+    int most_in_flight = 0;
+    bool met = false;
+  };
+
+  void Around(std::string_view name, const std::function<void()>& call) override {
     {
       std::unique_lock lock(wait_mu_);
-      if (kinds_.contains(std::string(kind))) {
-        most_in_flight_ = std::max(most_in_flight_, ++in_flight_);
-        if (in_flight_ >= together_) met_ = true;
+      if (auto it = kinds_.find(std::string(name)); it != kinds_.end()) {
+        Kind& kind = it->second;
+        kind.most_in_flight = std::max(kind.most_in_flight, ++kind.in_flight);
+        if (kind.in_flight >= together_) kind.met = true;
         met_cv_.notify_all();
-        met_cv_.wait_for(lock, 20s, [&] { return met_; });
-        --in_flight_;
+        met_cv_.wait_for(lock, 20s, [&] { return kind.met; });
+        --kind.in_flight;
       }
     }
     std::lock_guard lock(call_mu_);
-    calls_.emplace_back(kind);
+    calls_.emplace_back(name);
     call();
   }
 
@@ -106,11 +117,8 @@ class SideBySideJenkins final : public jenkins::ForwardingClient {
   std::vector<std::string> calls_;  // since Arm, each call's kind in the order it reached the fake
   mutable std::mutex wait_mu_;
   std::condition_variable met_cv_;
-  std::set<std::string> kinds_;
+  std::map<std::string, Kind> kinds_;  // guarded by wait_mu_
   int together_ = 0;
-  int in_flight_ = 0;
-  int most_in_flight_ = 0;
-  bool met_ = false;
 };
 
 class ProvisionerTest : public ::testing::Test {
@@ -647,7 +655,7 @@ TEST_F(ProvisionerTest, NodesAreToldTheirSlurmJobsSideBySideAfterTheNewAgentsWer
   jenkins_.Enqueue("linux");
   jenkins.Arm({"SetDescription"}, 2);
   Pass();
-  EXPECT_EQ(jenkins.most_in_flight(), 2);
+  EXPECT_EQ(jenkins.most_in_flight("SetDescription"), 2);
   const std::vector<std::string> calls = jenkins.calls();
   const auto created = std::find(calls.begin(), calls.end(), "CreateNode");
   const auto described = std::find(calls.begin(), calls.end(), "SetDescription");
@@ -665,32 +673,19 @@ TEST_F(ProvisionerTest, NodesAreToldTheirSlurmJobsSideBySideAfterTheNewAgentsWer
   }
 }
 
-// One after another, the two calls of each item that left held up the planning of the items that
-// wait by up to 32 Jenkins round trips after a burst of short builds.
+// One after another, the two calls of each item that left, and the drain of each agent whose
+// build was found so, held up the planning of the items that wait by up to 48 Jenkins round trips
+// after a burst of short builds.
 TEST_F(ProvisionerTest, TheItemsThatLeftAreAskedAboutSideBySide) {
   SideBySideJenkins jenkins(jenkins_);
   provisioner_ = MakeProvisioner(true, &jenkins, 4);
   const std::vector<std::string> names = RunTwoBuildsBetweenTwoPasses();
   ASSERT_EQ(jenkins_.fate_calls, 0);
-  jenkins.Arm({"Fate"}, 2);
+  jenkins.Arm({"Fate", "Drain"}, 2);
   Pass();
-  EXPECT_EQ(jenkins.most_in_flight(), 2);
+  EXPECT_EQ(jenkins.most_in_flight("Fate"), 2);
+  EXPECT_EQ(jenkins.most_in_flight("Drain"), 2) << "and their agents drained so";
   EXPECT_EQ(jenkins_.fate_calls, 2);
-  for (const std::string& name : names) {
-    EXPECT_TRUE(jenkins_.nodes.at(name).temporarily_offline) << name << ": drained";
-  }
-  for (const Agent& a : Agents()) EXPECT_EQ(a.builds, 1) << a.name;
-}
-
-// One after another, a burst of short builds found through their items held up the planning of
-// the items that wait by a drain each.
-TEST_F(ProvisionerTest, AgentsWhoseBuildsAreFoundThroughTheirItemsAreDrainedSideBySide) {
-  SideBySideJenkins jenkins(jenkins_);
-  provisioner_ = MakeProvisioner(true, &jenkins, 4);
-  const std::vector<std::string> names = RunTwoBuildsBetweenTwoPasses();
-  jenkins.Arm({"Drain"}, 2);
-  Pass();
-  EXPECT_EQ(jenkins.most_in_flight(), 2);
   for (const std::string& name : names) {
     EXPECT_TRUE(jenkins_.nodes.at(name).temporarily_offline) << name << ": drained";
   }
@@ -708,7 +703,7 @@ TEST_F(ProvisionerTest, AgentsWhoseBuildsStartedAreDrainedSideBySide) {
   const std::vector<std::string> names = StartTwoBuilds();
   jenkins.Arm({"Drain"}, 2);
   Pass();
-  EXPECT_EQ(jenkins.most_in_flight(), 2);
+  EXPECT_EQ(jenkins.most_in_flight("Drain"), 2);
   for (const std::string& name : names) {
     EXPECT_TRUE(jenkins_.nodes.at(name).temporarily_offline) << name << ": drained";
   }
@@ -728,7 +723,7 @@ TEST_F(ProvisionerTest, TheNodesOfAgentsThatEndedAreDeletedSideBySide) {
   for (const std::string& name : names) jenkins_.EndBuild(name);
   jenkins.Arm({"DeleteNode"}, 2);
   Pass();
-  EXPECT_EQ(jenkins.most_in_flight(), 2);
+  EXPECT_EQ(jenkins.most_in_flight("DeleteNode"), 2);
   EXPECT_TRUE(jenkins_.nodes.empty());
   for (const auto& [id, job] : slurm1_.jobs()) slurm1_.SetState(id, {"CANCELLED"});
   Pass();
@@ -831,7 +826,7 @@ TEST_F(ProvisionerTest, IdleAgentsThatEndTogetherAreDrainedSideBySide) {
   Advance(121s);
   jenkins.Arm({"Drain"}, 2);
   Pass();
-  EXPECT_EQ(jenkins.most_in_flight(), 2);
+  EXPECT_EQ(jenkins.most_in_flight("Drain"), 2);
   for (const std::string& name : names) {
     ASSERT_TRUE(jenkins_.nodes.contains(name)) << name << ": deleted only once seen idle again";
     EXPECT_TRUE(jenkins_.nodes.at(name).temporarily_offline) << name;
@@ -1169,7 +1164,7 @@ TEST_F(ProvisionerTest, StrayNodesAreDeletedSideBySide) {
   CreateStrayNode("c1-cpu-1-99");
   jenkins.Arm({"DeleteNode"}, 2);
   Pass();
-  EXPECT_EQ(jenkins.most_in_flight(), 2);
+  EXPECT_EQ(jenkins.most_in_flight("DeleteNode"), 2);
   EXPECT_TRUE(jenkins_.nodes.empty());
 }
 
