@@ -160,7 +160,7 @@ std::string NativeScript(const ResolvedTemplate& t, const LaunchContext& c) {
     if (!t.setup_script.ends_with("\n")) s += "\n";
     s += "\n";
   }
-  s += JavaVersionCheck(Q(t.java_path), c.minimum_java);
+  s += JavaVersionCheck({Q(t.java_path)}, c.minimum_java);
   s += PrivateDirectory(t, c);
   std::string jar = "\"$agent_jar\"";
   if (t.download_jar) {
@@ -178,12 +178,16 @@ std::string NativeScript(const ResolvedTemplate& t, const LaunchContext& c) {
 std::string ApptainerScript(const ResolvedTemplate& t, const LaunchContext& c) {
   std::string s = Header(t, c);
   s += PrivateDirectory(t, c);
-  s += kAgentStep;
-  s += "  apptainer exec";
+  std::string exec = "apptainer exec";
   for (const std::string& bind : t.apptainer.binds.value_or(std::vector<std::string>{})) {
-    s += " --bind " + Q(bind);
+    exec += " --bind " + Q(bind);
   }
-  s += " --bind \"$agent_dir\" " + Q(*t.apptainer.image) + " \\\n";
+  exec += " --bind \"$agent_dir\" " + Q(*t.apptainer.image);
+  s += JavaVersionCheck(
+      {Q(*t.apptainer.java_path), JavaSite::kApptainer, Q(*t.apptainer.image), exec},
+      c.minimum_java);
+  s += kAgentStep;
+  s += "  " + exec + " \\\n";
   s += "  " + Q(*t.apptainer.java_path) + " -jar " + Q(*t.apptainer.jar_path) + " \\\n";
   s += "  -url \"$JENKINS_URL\" -name \"$JENKINS_AGENT_NAME\" -secret \"@$secret_file\" \\\n";
   s += "  -webSocket -workDir \"$agent_dir\" " + NoReconnect(t) + "\n";
@@ -193,15 +197,18 @@ std::string ApptainerScript(const ResolvedTemplate& t, const LaunchContext& c) {
 std::string PyxisScript(const ResolvedTemplate& t, const LaunchContext& c) {
   const spec::PyxisLaunch& p = t.pyxis;
   std::string s = Header(t, c);
-  s += "# Runs inside the container: moves the secret from the environment into a 0600 file "
-       "(never\n";
-  s += "# onto a command line), then starts the agent with the arguments it is given. Remoting\n";
-  s += "# works in /tmp/{agent} inside the container; remoteFS is the working directory.\n";
+  s += "# Runs inside the container: checks the image's Java, moves the secret from the "
+       "environment\n";
+  s += "# into a 0600 file (never onto a command line), then starts the agent with the "
+       "arguments\n";
+  s += "# it is given. Remoting works in /tmp/{agent} inside the container; remoteFS is the\n";
+  s += "# working directory.\n";
   s += "# shellcheck disable=SC2016 # $1, $@ and $JENKINS_SECRET expand inside the container\n";
   s += "in_container='job_umask=\"$(umask)\"\n";
   s += "umask 077\n";
   s += "dir=\"$1\"\n";
   s += "shift\n";
+  s += JavaVersionCheck({"\"$1\"", JavaSite::kPyxis}, c.minimum_java);
   s += "mkdir -p -- \"$dir\"\n";
   s += "trap \"rm -rf -- \\\"$dir\\\"\" EXIT\n";
   s += "trap \"exit 143\" TERM\n";

@@ -7,7 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <thread>
 
@@ -167,6 +169,32 @@ class ProvisionerIntegrationTest : public ::testing::Test {
       agents = Agents();
     }
     return agents;
+  }
+
+  // A `java` in the testbed whose -version says Java 11 (bash: the stand-in image has no
+  // /bin/sh); its path. Removed with the test's other files by the caller.
+  std::string OldJava() {
+    const std::string java = "/tmp/slurmfleet-old-java-" + instance_;
+    std::ofstream(testbed_.root + java)
+        << "#!/bin/bash\necho 'openjdk version \"11.0.22\" 2024-01-16' >&2\n";
+    std::filesystem::permissions(testbed_.root + java, std::filesystem::perms(0755));
+    return java;
+  }
+
+  // What the failed agent's job wrote to its output file, which its outcome must name.
+  std::string FailedJobOutput(const Agent& agent) {
+    EXPECT_EQ(agent.phase, AgentPhase::kFailed) << AllEvents();
+    if (!agent.job_id) {
+      ADD_FAILURE() << "no Slurm job: " << AllEvents();
+      return "";
+    }
+    const std::string output = "/tmp/jenkins/slurm-" + std::to_string(*agent.job_id) + ".out";
+    EXPECT_NE(agent.outcome.find("ended before the agent connected"), std::string::npos)
+        << agent.outcome;
+    EXPECT_NE(agent.outcome.find("the script's output is in " + output), std::string::npos)
+        << agent.outcome;
+    std::ifstream in(testbed_.root + output);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   }
 
   std::string AllEvents() {

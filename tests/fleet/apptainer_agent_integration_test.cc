@@ -72,5 +72,31 @@ TEST_F(ApptainerAgentIntegrationTest, AnImageThatDoesNotExistFailsFastAndLeavesN
   ExpectNothingLeft();
 }
 
+// The image's Java is checked as the node's is, through `apptainer exec` with the agent's binds:
+// here an old Java bound in from the node.
+TEST_F(ApptainerAgentIntegrationTest, AnOldJavaInTheImageFailsFastSayingSo) {
+  const std::string java = OldJava();
+  std::string old = ImageTemplate("oldsif", "oldsif");
+  old.replace(old.find("binds: [/tmp/jenkins]"), 21, "binds: [/tmp/jenkins, " + java + "]");
+  old.replace(old.find(std::string(standin::kImageAgentDir) + "/java"),
+              std::string(standin::kImageAgentDir).size() + 5, java);
+  Start(Cloud("tb", 2, old));
+  int64_t item = jenkins_->EnqueueFreestyle("old-in-image", "oldsif", 1s);
+  std::vector<Agent> agents = AgentsOnceTheFirstFailed(60s);
+  std::filesystem::remove(testbed_.root + java);
+  ASSERT_FALSE(agents.empty());
+  const std::string said = FailedJobOutput(agents[0]);
+  EXPECT_NE(
+      said.find("slurmfleet: \"" + java + "\" in image " + standin::kStandinAgentImage + " on n"),
+      std::string::npos)
+      << said;
+  EXPECT_NE(said.find(" is Java 11.0.22; the Jenkins agent needs Java 17 or newer: set the "
+                      "template's apptainer.javaPath, or use an image with Java 17 or newer"),
+            std::string::npos)
+      << said;
+  jenkins_->CancelItem(item);
+  ExpectNothingLeft();
+}
+
 }  // namespace
 }  // namespace slurmfleet::fleet

@@ -133,10 +133,7 @@ TEST_F(ProvisionerIntegrationTest, AJobFailingAtStartFailsFastWithItsReason) {
 // CONTRACT.md 8: a node whose Java is too old for agent.jar fails fast, and the job's output
 // says which Java it found and what to change.
 TEST_F(ProvisionerIntegrationTest, AnOldJavaOnTheNodeFailsFastSayingSo) {
-  const std::string java = "/tmp/slurmfleet-old-java-" + instance_;
-  std::ofstream(testbed_.root + java)
-      << "#!/bin/sh\necho 'openjdk version \"11.0.22\" 2024-01-16' >&2\n";
-  std::filesystem::permissions(testbed_.root + java, std::filesystem::perms(0755));
+  const std::string java = OldJava();
   std::string old = Template("oldjava", "old-java");
   old.replace(old.find("{DIR}/java"), 10, java);
   Start(Cloud("tb", 4, old));
@@ -144,16 +141,8 @@ TEST_F(ProvisionerIntegrationTest, AnOldJavaOnTheNodeFailsFastSayingSo) {
   std::vector<Agent> agents = AgentsOnceTheFirstFailed(45s);
   std::filesystem::remove(testbed_.root + java);
   ASSERT_FALSE(agents.empty());
-  ASSERT_EQ(agents[0].phase, AgentPhase::kFailed) << AllEvents();
-  ASSERT_TRUE(agents[0].job_id.has_value());
-  const std::string output = "/tmp/jenkins/slurm-" + std::to_string(*agents[0].job_id) + ".out";
-  EXPECT_NE(agents[0].outcome.find("ended before the agent connected"), std::string::npos)
-      << agents[0].outcome;
-  EXPECT_NE(agents[0].outcome.find("the script's output is in " + output), std::string::npos)
-      << agents[0].outcome;
-  std::ifstream in(testbed_.root + output);
-  const std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(said.find("slurmfleet: '" + java + "' on n"), std::string::npos) << said;
+  const std::string said = FailedJobOutput(agents[0]);
+  EXPECT_NE(said.find("slurmfleet: \"" + java + "\" on n"), std::string::npos) << said;
   EXPECT_NE(said.find(" is Java 11.0.22; the Jenkins agent needs Java 17 or newer: set the "
                       "template's javaPath, or load a newer Java in its setupScript"),
             std::string::npos)

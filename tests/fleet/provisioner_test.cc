@@ -322,7 +322,7 @@ TEST_F(ProvisionerTest, TheAgentScriptChecksForTheJavaTheControllerNeeds) {
   Pass();
   ASSERT_EQ(slurm1_.jobs().size(), 1u);
   EXPECT_NE(slurm1_.request_of(slurm1_.jobs().begin()->first)
-                .script.find("the Jenkins \\\nagent needs Java 17 or newer"),
+                .script.find("the Jenkins agent needs Java 17 or newer"),
             std::string::npos);
 
   jenkins_.version = "2.545";
@@ -330,7 +330,7 @@ TEST_F(ProvisionerTest, TheAgentScriptChecksForTheJavaTheControllerNeeds) {
   Pass();
   ASSERT_EQ(slurm1_.jobs().size(), 2u);
   EXPECT_NE(slurm1_.request_of(slurm1_.jobs().rbegin()->first)
-                .script.find("the Jenkins \\\nagent needs Java 21 or newer"),
+                .script.find("the Jenkins agent needs Java 21 or newer"),
             std::string::npos);
 }
 

@@ -1,5 +1,7 @@
-// The Java check runs in bash here against stand-in `java` commands that print what real JVMs
-// print for `-version` (on stderr, after any "Picked up ..." line).
+// The Java check runs here in bash and in dash (a container's /bin/sh) against stand-in `java`
+// commands that print what real JVMs print for `-version` (on stderr, after any "Picked up ..."
+// line): on the node, through a stand-in `apptainer exec`, and inside a single-quoted string as
+// the Pyxis script runs it.
 #include "launch/java_check.h"
 
 #include <gtest/gtest.h>
@@ -33,11 +35,42 @@ class JavaCheckTest : public ::testing::Test {
     return path;
   }
 
-  // Runs the check as the agent script does (bash, set -eo pipefail), then `echo started`.
-  CommandRun Check(const std::string& java, int minimum) {
+  // Runs the check as the agent script does (bash, set -eo pipefail), then `echo started`; with
+  // `shell` "dash", as a container's /bin/sh would.
+  CommandRun Check(const std::string& java, int minimum, const std::string& shell = "bash") {
+    const std::string script = dir_ + "/check.sh";
+    std::ofstream(script) << (shell == "bash" ? "set -eo pipefail\n" : "set -e\n")
+                          << JavaVersionCheck({ShellQuote(java)}, minimum) << "echo started\n";
+    return RunCommand("SLURMD_NODENAME=node7 " + shell + " " + script + " 2>&1");
+  }
+
+  // The check of `java` in an image, through a stand-in `apptainer exec [--bind B]... IMAGE CMD...`
+  // that runs CMD here and notes its arguments in apptainer.args.
+  CommandRun CheckInImage(const std::string& java, int minimum) {
+    std::ofstream(dir_ + "/apptainer")
+        << "#!/bin/sh\necho \"$@\" > " << dir_ << "/apptainer.args\nshift\n"
+        << "while [ \"$1\" = --bind ]; do shift 2; done\nshift\nexec \"$@\"\n";
+    ::chmod((dir_ + "/apptainer").c_str(), 0755);
     const std::string script = dir_ + "/check.sh";
     std::ofstream(script) << "set -eo pipefail\n"
-                          << JavaVersionCheck(ShellQuote(java), minimum) << "echo started\n";
+                          << JavaVersionCheck(
+                                 {ShellQuote(java), JavaSite::kApptainer,
+                                  ShellQuote("/images/agent.sif"),
+                                  "apptainer exec --bind /data " + ShellQuote("/images/agent.sif")},
+                                 minimum)
+                          << "echo started\n";
+    return RunCommand("PATH=" + dir_ + ":$PATH SLURMD_NODENAME=node7 bash " + script + " 2>&1");
+  }
+
+  // As the Pyxis script runs it: inside a single-quoted string, in the container's /bin/sh
+  // (dash here), with the Java as the first argument.
+  CommandRun CheckInContainer(const std::string& java, int minimum) {
+    const std::string check = JavaVersionCheck({"\"$1\"", JavaSite::kPyxis}, minimum);
+    EXPECT_EQ(check.find('\''), std::string::npos) << check;
+    const std::string script = dir_ + "/check.sh";
+    std::ofstream(script) << "in_container='" << check << "echo started'\n"
+                          << "dash -c \"$in_container\" slurmfleet-agent " << ShellQuote(java)
+                          << " -jar agent.jar\n";
     return RunCommand("SLURMD_NODENAME=node7 bash " + script + " 2>&1");
   }
 
@@ -50,10 +83,12 @@ std::string OpenJdk(const std::string& version) {
 }
 
 TEST_F(JavaCheckTest, JavaAtOrAboveTheMinimumStartsTheAgent) {
-  for (const char* v : {"17.0.13", "17", "21.0.5", "21-ea", "25.0.1", "100.0.0"}) {
-    CommandRun ran = Check(FakeJava("java", OpenJdk(v)), 17);
-    EXPECT_EQ(ran.exit_code, 0) << v << ": " << ran.out;
-    EXPECT_EQ(ran.out, "started\n") << v;
+  for (const char* shell : {"bash", "dash"}) {
+    for (const char* v : {"17.0.13", "17", "21.0.5", "21-ea", "25.0.1", "100.0.0"}) {
+      CommandRun ran = Check(FakeJava("java", OpenJdk(v)), 17, shell);
+      EXPECT_EQ(ran.exit_code, 0) << shell << " " << v << ": " << ran.out;
+      EXPECT_EQ(ran.out, "started\n") << shell << " " << v;
+    }
   }
 }
 
@@ -64,13 +99,16 @@ TEST_F(JavaCheckTest, OracleStyleAndPickedUpLinesAreRead) {
 }
 
 TEST_F(JavaCheckTest, AnOlderJavaEndsTheJobNamingItsVersionAndTheFix) {
-  for (const char* v : {"1.8.0_392", "11.0.22", "16"}) {
-    const std::string java = FakeJava("java", OpenJdk(v));
-    CommandRun ran = Check(java, 17);
-    EXPECT_EQ(ran.exit_code, 1) << v;
-    EXPECT_EQ(ran.out, "slurmfleet: '" + java + "' on node7 is Java " + v +
-                           "; the Jenkins agent needs Java 17 or newer: set the template's "
-                           "javaPath, or load a newer Java in its setupScript\n");
+  for (const char* shell : {"bash", "dash"}) {
+    for (const char* v : {"1.8.0_392", "11.0.22", "16"}) {
+      const std::string java = FakeJava("java", OpenJdk(v));
+      CommandRun ran = Check(java, 17, shell);
+      EXPECT_EQ(ran.exit_code, 1) << shell << " " << v;
+      EXPECT_EQ(ran.out, "slurmfleet: \"" + java + "\" on node7 is Java " + v +
+                             "; the Jenkins agent needs Java 17 or newer: set the template's "
+                             "javaPath, or load a newer Java in its setupScript\n")
+          << shell;
+    }
   }
 }
 
@@ -84,22 +122,74 @@ TEST_F(JavaCheckTest, TheMinimumIsTheControllers) {
 }
 
 TEST_F(JavaCheckTest, AMissingJavaEndsTheJobWithWhatTheShellSaid) {
-  CommandRun ran = Check(dir_ + "/no-such-java", 17);
-  EXPECT_EQ(ran.exit_code, 1);
-  EXPECT_NE(ran.out.find("slurmfleet: cannot tell the version of Java '" + dir_ +
-                         "/no-such-java' on node7 ("),
-            std::string::npos)
-      << ran.out;
-  EXPECT_NE(ran.out.find("No such file or directory): set the template's javaPath"),
-            std::string::npos)
-      << ran.out;
-  EXPECT_EQ(ran.out.find("started"), std::string::npos);
+  for (const char* shell : {"bash", "dash"}) {
+    CommandRun ran = Check(dir_ + "/no-such-java", 17, shell);
+    EXPECT_EQ(ran.exit_code, 1) << shell;
+    EXPECT_NE(ran.out.find("slurmfleet: cannot tell the version of Java \"" + dir_ +
+                           "/no-such-java\" on node7 ("),
+              std::string::npos)
+        << shell << ": " << ran.out;
+    // bash says "No such file or directory", dash "not found"
+    EXPECT_TRUE(ran.out.find("No such file or directory): set the template's javaPath") !=
+                    std::string::npos ||
+                ran.out.find("not found): set the template's javaPath") != std::string::npos)
+        << shell << ": " << ran.out;
+    EXPECT_EQ(ran.out.find("started"), std::string::npos) << shell;
+  }
 }
 
 TEST_F(JavaCheckTest, AnAnswerWithoutAVersionEndsTheJobQuotingItsFirstLine) {
-  CommandRun ran = Check(FakeJava("java", "Error: could not open `jvm.cfg'\nmore", 1), 17);
+  for (const char* shell : {"bash", "dash"}) {
+    CommandRun ran = Check(FakeJava("java", "Error: could not open `jvm.cfg'\nmore", 1), 17, shell);
+    EXPECT_EQ(ran.exit_code, 1) << shell;
+    EXPECT_NE(ran.out.find("(Error: could not open `jvm.cfg'): set the template's javaPath"),
+              std::string::npos)
+        << shell << ": " << ran.out;
+  }
+}
+
+TEST_F(JavaCheckTest, AnImagesJavaIsAskedThroughApptainerWithTheAgentsBinds) {
+  CommandRun ran = CheckInImage(FakeJava("java", OpenJdk("21.0.5")), 21);
+  EXPECT_EQ(ran.out, "started\n");
+  std::ifstream args(dir_ + "/apptainer.args");
+  std::string line;
+  std::getline(args, line);
+  EXPECT_EQ(line, "exec --bind /data /images/agent.sif " + dir_ + "/java -version");
+
+  const std::string old = FakeJava("java11", OpenJdk("11.0.22"));
+  ran = CheckInImage(old, 17);
   EXPECT_EQ(ran.exit_code, 1);
-  EXPECT_NE(ran.out.find("(Error: could not open `jvm.cfg'): set the template's javaPath"),
+  EXPECT_EQ(ran.out, "slurmfleet: \"" + old +
+                         "\" in image /images/agent.sif on node7 is Java 11.0.22; the Jenkins "
+                         "agent needs Java 17 or newer: set the template's apptainer.javaPath, or "
+                         "use an image with Java 17 or newer\n");
+}
+
+TEST_F(JavaCheckTest, AnImageWithoutThatJavaEndsTheJobWithWhatApptainerSaid) {
+  CommandRun ran = CheckInImage(dir_ + "/no-such-java", 17);
+  EXPECT_EQ(ran.exit_code, 1);
+  EXPECT_NE(ran.out.find("in image /images/agent.sif on node7 ("), std::string::npos) << ran.out;
+  EXPECT_NE(ran.out.find("): set the template's apptainer.javaPath to the image's Java\n"),
+            std::string::npos)
+      << ran.out;
+}
+
+TEST_F(JavaCheckTest, InsideAPyxisContainerTheFirstArgumentIsChecked) {
+  CommandRun ran = CheckInContainer(FakeJava("java", OpenJdk("17.0.13")), 17);
+  EXPECT_EQ(ran.out, "started\n");
+
+  const std::string old = FakeJava("java8", OpenJdk("1.8.0_392"));
+  ran = CheckInContainer(old, 17);
+  EXPECT_EQ(ran.exit_code, 1);
+  EXPECT_EQ(ran.out, "slurmfleet: \"" + old +
+                         "\" in the container image on node7 is Java 1.8.0_392; the Jenkins "
+                         "agent needs Java 17 or newer: use a pyxis.containerImage with Java 17 "
+                         "or newer\n");
+
+  ran = CheckInContainer(dir_ + "/no-such-java", 17);
+  EXPECT_EQ(ran.exit_code, 1);
+  EXPECT_NE(ran.out.find("): the image must hold Java at that path (the jenkins/inbound-agent "
+                         "layout): set pyxis.containerImage\n"),
             std::string::npos)
       << ran.out;
 }

@@ -37,6 +37,34 @@ unset JENKINS_SECRET
 # Builds create files as the job would without us (shared caches, published artifacts).
 umask "$job_umask"
 
+# agent.jar needs Java 17 or newer: say so here, not as a JVM error later.
+java_cmd=/opt/java/openjdk/bin/java
+java_image=/images/inbound-agent.sif
+java_says="$(apptainer exec --bind /data --bind /scratch:/mnt/scratch:rw --bind "$agent_dir" /images/inbound-agent.sif "$java_cmd" -version 2>&1)" || true
+java_version=
+java_rest=${java_says#*\ version\ \"}
+if [ "$java_rest" != "$java_says" ]; then
+  java_version=${java_rest%%\"*}
+fi
+java_major=${java_version%%[!0-9]*}
+if [ "$java_major" = 1 ]; then  # "1.8.0_392" is Java 8
+  java_major=${java_version#1.}
+  java_major=${java_major%%[!0-9]*}
+fi
+if [ -z "$java_major" ]; then
+  java_nl="
+"
+  java_first=${java_says%%"$java_nl"*}
+  echo "slurmfleet: cannot tell the version of Java \"$java_cmd\" in image $java_image on $SLURMD_NODENAME \
+($java_first): set the template's apptainer.javaPath to the image's Java" >&2
+  exit 1
+fi
+if [ "$java_major" -lt 17 ]; then
+  echo "slurmfleet: \"$java_cmd\" in image $java_image on $SLURMD_NODENAME is Java $java_version; \
+the Jenkins agent needs Java 17 or newer: set the template's apptainer.javaPath, or use an image with Java 17 or newer" >&2
+  exit 1
+fi
+
 # One agent, on this node, in a step that overlaps the allocation: builds may use all of it.
 srun -N1 -n1 --overlap --nodelist="$SLURMD_NODENAME" \
   apptainer exec --bind /data --bind /scratch:/mnt/scratch:rw --bind "$agent_dir" /images/inbound-agent.sif \

@@ -12,22 +12,26 @@ export USER HOME
 java_cmd=java
 java_says="$("$java_cmd" -version 2>&1)" || true
 java_version=
-if [[ $java_says =~ \ version\ \"([^\"]*)\" ]]; then
-  java_version="${BASH_REMATCH[1]}"
+java_rest=${java_says#*\ version\ \"}
+if [ "$java_rest" != "$java_says" ]; then
+  java_version=${java_rest%%\"*}
 fi
-java_major="${java_version%%[!0-9]*}"
+java_major=${java_version%%[!0-9]*}
 if [ "$java_major" = 1 ]; then  # "1.8.0_392" is Java 8
-  java_major="${java_version#1.}"
-  java_major="${java_major%%[!0-9]*}"
+  java_major=${java_version#1.}
+  java_major=${java_major%%[!0-9]*}
 fi
 if [ -z "$java_major" ]; then
-  echo "slurmfleet: cannot tell the version of Java '$java_cmd' on $SLURMD_NODENAME \
-(${java_says%%$'\n'*}): set the template's javaPath, or load Java in its setupScript" >&2
+  java_nl="
+"
+  java_first=${java_says%%"$java_nl"*}
+  echo "slurmfleet: cannot tell the version of Java \"$java_cmd\" on $SLURMD_NODENAME \
+($java_first): set the template's javaPath, or load Java in its setupScript" >&2
   exit 1
 fi
 if [ "$java_major" -lt 17 ]; then
-  echo "slurmfleet: '$java_cmd' on $SLURMD_NODENAME is Java $java_version; the Jenkins \
-agent needs Java 17 or newer: set the template's javaPath, or load a newer Java in its setupScript" >&2
+  echo "slurmfleet: \"$java_cmd\" on $SLURMD_NODENAME is Java $java_version; \
+the Jenkins agent needs Java 17 or newer: set the template's javaPath, or load a newer Java in its setupScript" >&2
   exit 1
 fi
 
