@@ -215,7 +215,8 @@ class Provisioner {
   void DeleteStrayNodes(const std::map<std::string, jenkins::Computer>& nodes);
   // Finds the one build of a one-build agent that ran between two passes, through the items that
   // left the queue (at most kMaxFateChecks of them a pass, two GETs each, the items side by
-  // side, options_.jenkins_concurrency at a time). An item is asked about
+  // side, options_.jenkins_concurrency at a time); the agents so found are drained side by side,
+  // then their builds recorded. An item is asked about
   // once some such agent looks unused, which may be passes after it left: it can be taken while
   // its agent still looks starting or busy in that pass's answers. It is let go once its run is
   // known, when no agent could still claim it, or after kFateWindow (Jenkins forgets it then).

@@ -172,7 +172,7 @@ class ProvisionerIntegrationTest : public ::testing::Test {
   }
 
   // A `java` in the testbed whose -version says Java 11 (bash: the stand-in image has no
-  // /bin/sh); its path. Removed with the test's other files by the caller.
+  // /bin/sh); its path, which the caller removes.
   std::string OldJava() {
     const std::string java = "/tmp/slurmfleet-old-java-" + instance_;
     std::ofstream(testbed_.root + java)
