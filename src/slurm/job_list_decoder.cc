@@ -491,6 +491,43 @@ Result<JobStatesAnswer> JobStatesDecoder::Decode(std::string& body) {
   return answer;
 }
 
+struct JobSubmitDecoder::Parser {
+  simdjson::ondemand::parser parser;
+};
+
+JobSubmitDecoder::JobSubmitDecoder() : parser_(std::make_unique<Parser>()) {}
+
+JobSubmitDecoder::~JobSubmitDecoder() = default;
+
+Result<JobSubmitAnswer> JobSubmitDecoder::Decode(std::string& body) {
+  JobSubmitAnswer answer;
+  Status decoded =
+      DecodeAnswer(parser_->parser, body, answer.errors, answer.warnings,
+                   [&](std::string_view key, value field) {
+                     if (key == "job_id") {
+                       uint64_t id = 0;
+                       std::string_view text;
+                       if (!field.get_string().get(text)) {  // as jobs/state sends it
+                         if (text.empty() || text.size() > 10 ||
+                             text.find_first_not_of("0123456789") != std::string_view::npos) {
+                           throw ShapeError{"job_id", "a job id"};
+                         }
+                         id = std::stoull(std::string(text));
+                       } else if (field.get_uint64().get(id)) {
+                         throw ShapeError{"job_id", "a job id"};
+                       }
+                       if (id > UINT32_MAX) throw ShapeError{"job_id", "a job id"};
+                       answer.job_id = static_cast<uint32_t>(id);
+                     } else if (key == "step_id") {
+                       answer.step_id = String(field, std::string("step_id"));
+                     } else if (key == "job_submit_user_msg") {
+                       answer.user_message = String(field, std::string("job_submit_user_msg"));
+                     }
+                   });
+  if (!decoded) return std::unexpected(decoded.error());
+  return answer;
+}
+
 struct JobDecoder::Parser {
   simdjson::ondemand::parser parser;
 };

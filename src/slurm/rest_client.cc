@@ -152,6 +152,18 @@ bool AuthRejected(const std::vector<SlurmMessage>& errors) {
   return false;
 }
 
+// A submit answer read as a DOM: lenient, as a wrong type reads as absent.
+JobSubmitAnswer SubmitAnswerOf(const nlohmann::json& body) {
+  JsonFields f(body, "");
+  JobSubmitAnswer answer;
+  answer.job_id = f.UInt32("job_id");
+  answer.step_id = f.String("step_id");
+  answer.user_message = f.String("job_submit_user_msg");
+  answer.errors = ErrorsOf(body);
+  answer.warnings = WarningsOf(body);
+  return answer;
+}
+
 }  // namespace
 
 Result<nlohmann::json> RestClient::Parsed(const HttpResponse& r, const std::string& where,
@@ -301,19 +313,15 @@ Result<SubmitReceipt> RestClient::PostSubmit(const nlohmann::json& request) {
   const std::string path = dialect_->Path("/job/submit");
   Result<nlohmann::json> body = Call("POST", path, request.dump(), Idempotent::kNo);
   if (!body) return std::unexpected(body.error());
-  return ReceiptFrom(*body, path);
+  return ReceiptFrom(SubmitAnswerOf(*body), path);
 }
 
-Result<SubmitReceipt> RestClient::ReceiptFrom(const nlohmann::json& answer,
+Result<SubmitReceipt> RestClient::ReceiptFrom(const JobSubmitAnswer& answer,
                                               const std::string& path) {
-  std::vector<SlurmMessage> errors = ErrorsOf(answer);
-  std::vector<SlurmMessage> warnings = WarningsOf(answer);
-  JsonFields f(answer, "");
-  uint32_t job_id = f.UInt32("job_id");
-  if (job_id == 0 || !errors.empty()) {
+  if (answer.job_id == 0 || !answer.errors.empty()) {
     // Slurm answers a wrongly typed field with 200, no job_id and only a warning
-    std::string why = DescribeAll(errors);
-    std::string warned = DescribeAll(warnings);
+    std::string why = DescribeAll(answer.errors);
+    std::string warned = DescribeAll(answer.warnings);
     if (!why.empty() && !warned.empty()) why += "; ";
     why += warned;
     return Fail(Code::kRejected, "Slurm did not create the job" + (why.empty() ? "" : ": " + why),
@@ -321,10 +329,10 @@ Result<SubmitReceipt> RestClient::ReceiptFrom(const nlohmann::json& answer,
   }
   expected_list_jobs_.fetch_add(1);
   SubmitReceipt receipt;
-  receipt.job_id = job_id;
-  receipt.step_id = f.String("step_id");
-  receipt.user_message = f.String("job_submit_user_msg");
-  for (const SlurmMessage& w : warnings) receipt.warnings.push_back(Describe(w));
+  receipt.job_id = answer.job_id;
+  receipt.step_id = answer.step_id;
+  receipt.user_message = answer.user_message;
+  for (const SlurmMessage& w : answer.warnings) receipt.warnings.push_back(Describe(w));
   return receipt;
 }
 
@@ -360,9 +368,10 @@ std::vector<Result<SubmitReceipt>> RestClient::SubmitAll(const std::vector<JobRe
     requests_sent_.fetch_add(posts.size());
     std::vector<Result<HttpResponse>> answers = transport_.SendAll(posts, at_once);
     std::vector<size_t> rejected;
+    JobSubmitDecoder decoder;
     for (size_t k = 0; k < todo.size(); ++k) {
       const size_t i = todo[k];
-      results[i] = SubmitAnswer(answers[k], path);
+      results[i] = SubmitAnswer(answers[k], path, decoder);
       if (!reauthed && TokenRejected(results[i])) rejected.push_back(i);
     }
     if (!rejected.empty()) tokens_.Invalidate();
@@ -382,6 +391,7 @@ void RestClient::SubmitReleased(const std::vector<JobRequest>& requests, size_t 
     return;
   }
   bool rejected = false;
+  JobSubmitDecoder decoder;  // the sending thread's: answers are read one at a time there
   transport_.SendReleased(
       requests.size(), at_once,
       [&](size_t i, HttpRequest& post) {
@@ -396,7 +406,7 @@ void RestClient::SubmitReleased(const std::vector<JobRequest>& requests, size_t 
         return r;
       },
       [&](size_t i, Result<HttpResponse> answer) {
-        Result<SubmitReceipt> receipt = SubmitAnswer(answer, path);
+        Result<SubmitReceipt> receipt = SubmitAnswer(answer, path, decoder);
         // rejected before any job was made: the caller sends it again, with a new token
         rejected = rejected || TokenRejected(receipt);
         done(i, std::move(receipt));
@@ -404,19 +414,23 @@ void RestClient::SubmitReleased(const std::vector<JobRequest>& requests, size_t 
   if (rejected) tokens_.Invalidate();
 }
 
-Result<SubmitReceipt> RestClient::SubmitAnswer(const Result<HttpResponse>& r,
-                                               const std::string& path) {
+Result<SubmitReceipt> RestClient::SubmitAnswer(Result<HttpResponse>& r, const std::string& path,
+                                               JobSubmitDecoder& decoder) {
   const std::string where = "POST " + path;
   if (!r) return std::unexpected(r.error());
   if (r->status < 200 || r->status >= 300) {
     return std::unexpected(ErrorForStatus(r->status, r->body, /*idempotent=*/false, where));
   }
-  Result<nlohmann::json> parsed = Parsed(*r, where, Idempotent::kNo);
-  if (!parsed) return std::unexpected(parsed.error());
-  if (AuthRejected(ErrorsOf(*parsed))) {
+  Result<JobSubmitAnswer> answer = decoder.Decode(r->body);
+  if (!answer) {
+    Result<nlohmann::json> parsed = Parsed(*r, where, Idempotent::kNo);
+    if (!parsed) return std::unexpected(parsed.error());
+    answer = SubmitAnswerOf(*parsed);
+  }
+  if (AuthRejected(answer->errors)) {
     return std::unexpected(ErrorForStatus(511, r->body, /*idempotent=*/false, where));
   }
-  return ReceiptFrom(*parsed, path);
+  return ReceiptFrom(*answer, path);
 }
 
 Result<SubmitReceipt> RestClient::SubmitHet(const std::vector<JobRequest>& components) {

@@ -105,9 +105,11 @@ class RestClient final : public Client {
                                 Idempotent idempotent);
   Result<SubmitReceipt> PostSubmit(const nlohmann::json& body);
   // What a submit POST's answer says: the receipt, or why there is none (kAuth: the token).
-  Result<SubmitReceipt> SubmitAnswer(const Result<HttpResponse>& answer, const std::string& path);
+  // `decoder` reads the usual shape; any other is read as a DOM, as PostSubmit reads it.
+  Result<SubmitReceipt> SubmitAnswer(Result<HttpResponse>& answer, const std::string& path,
+                                     JobSubmitDecoder& decoder);
   // The receipt in a submit answer, or kRejected with Slurm's words when it created no job.
-  Result<SubmitReceipt> ReceiptFrom(const nlohmann::json& answer, const std::string& path);
+  Result<SubmitReceipt> ReceiptFrom(const JobSubmitAnswer& answer, const std::string& path);
   Result<std::vector<JobStateEntry>> GetStates(const std::string& path);
 
   Transport& transport_;

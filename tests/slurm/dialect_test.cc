@@ -131,6 +131,30 @@ TEST_P(DialectTest, AWrongTypeNamesTheJsonPath) {
   EXPECT_FALSE(DecodeJobList(dialect(), not_json));
 }
 
+TEST_P(DialectTest, DecodesRecordedSubmitAnswers) {
+  JobSubmitDecoder decoder;  // one for every answer, as the client's sending thread has
+  for (const char* name : {"submit", "submit_het", "submit_wrong_type", "submit_empty"}) {
+    SCOPED_TRACE(name);
+    nlohmann::json dom = Load(name);
+    std::string body = ReadTestdata(GetParam() + "/" + name + ".json");
+    Result<JobSubmitAnswer> answer = decoder.Decode(body);
+    ASSERT_TRUE(answer) << answer.error().ToString();
+    EXPECT_EQ(answer->job_id, dom.value("job_id", 0u));
+    EXPECT_EQ(answer->step_id, dom.value("step_id", ""));
+    EXPECT_EQ(answer->user_message, dom.value("job_submit_user_msg", ""));
+    ASSERT_EQ(answer->errors.size(), dom["errors"].size());
+    for (size_t i = 0; i < answer->errors.size(); ++i) {
+      EXPECT_EQ(answer->errors[i].error_number, dom["errors"][i].value("error_number", 0));
+      EXPECT_EQ(answer->errors[i].description, dom["errors"][i].value("description", ""));
+    }
+    ASSERT_EQ(answer->warnings.size(), dom["warnings"].size());
+    for (size_t i = 0; i < answer->warnings.size(); ++i) {
+      EXPECT_EQ(answer->warnings[i].description, dom["warnings"][i].value("description", ""));
+      EXPECT_EQ(answer->warnings[i].source, dom["warnings"][i].value("source", ""));
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllVersions, DialectTest,
                          ::testing::Values("v0.0.42", "v0.0.43", "v0.0.44", "v0.0.45"));
 
@@ -249,6 +273,35 @@ TEST(SubmitBodyTest, HeterogeneousJobHasOneScriptAtTheTop) {
   EXPECT_FALSE(body["jobs"][0].contains("script"));
   EXPECT_FALSE(body["jobs"][1].contains("script"));
   EXPECT_FALSE(body.contains("job"));
+}
+
+TEST(JobSubmitDecoderTest, AnswersOfAnotherShapeNameTheField) {
+  JobSubmitDecoder decoder;
+  const std::pair<std::string, std::string> cases[] = {
+      {R"({"job_id": -3, "errors": []})", "job_id"},
+      {R"({"job_id": 4294967296})", "job_id"},
+      {R"({"job_id": "12a"})", "job_id"},
+      {R"({"job_id": 7.5})", "job_id"},
+      {R"({"job_id": 7, "step_id": 0})", "step_id"},
+      {R"({"job_id": 7, "errors": {}})", "errors"},
+      {R"({"job_id": 7, "warnings": ["x"]})", "warnings"},
+      {R"([7])", ""},
+  };
+  for (const auto& [text, where] : cases) {
+    std::string body = text;
+    Result<JobSubmitAnswer> answer = decoder.Decode(body);
+    ASSERT_FALSE(answer) << text;
+    EXPECT_EQ(answer.error().code, Code::kInternal) << text;
+    EXPECT_EQ(answer.error().where, where) << text;
+  }
+  std::string not_json = R"({"job_id": 7,)";
+  EXPECT_FALSE(decoder.Decode(not_json));
+  // and the decoder is whole again after them
+  std::string fine = R"({"job_id": "42", "step_id": "batch", "errors": [], "warnings": []})";
+  Result<JobSubmitAnswer> answer = decoder.Decode(fine);
+  ASSERT_TRUE(answer) << answer.error().ToString();
+  EXPECT_EQ(answer->job_id, 42u);
+  EXPECT_EQ(answer->step_id, "batch");
 }
 
 TEST(DialectTableTest, NewestFirstAndOnlyTheDeprecatedOneIsMarked) {

@@ -97,6 +97,62 @@ TEST_P(RestClientTest, ANegativeJobIdIsNotTakenForAnotherJob) {
   EXPECT_EQ(r.error().code, Code::kRejected);
 }
 
+// SubmitAll and SubmitReleased read answers with JobSubmitDecoder, and any shape it does not take
+// as a DOM; Submit always as a DOM. Each answer must mean the same either way.
+TEST_P(RestClientTest, ASubmitAnswerMeansTheSameSentAloneOrTogether) {
+  std::vector<HttpResponse> answers = {
+      Recorded(v(), "submit"),       Recorded(v(), "submit_het"),
+      Recorded(v(), "submit_empty"), Recorded(v(), "submit_wrong_type"),
+      SubmittedAs("4294967297"),     SubmittedAs("-3"),
+      SubmittedAs("\"17\""),         SubmittedAs("17.5"),
+      SubmittedAs("null"),           SubmittedAs("\"\""),
+  };
+  const auto with_body = [](std::string body) {
+    HttpResponse answer;
+    answer.status = 200;
+    answer.content_type = "application/json";
+    answer.body = std::move(body);
+    return answer;
+  };
+  answers.push_back(with_body(R"({"job_id": 9, "step_id": 3, "errors": []})"));
+  answers.push_back(
+      with_body(R"({"job_id": 9, "errors": {}, "warnings": [{"description": "w"}]})"));
+  answers.push_back(with_body(
+      R"({"job_id": 9, "step_id": "batch", "job_submit_user_msg": "hi", "warnings": [{"description": "w", "source": "#/job/x"}]})"));
+  answers.push_back(with_body(R"({"errors": [{"error_number": 1007, "error": "auth"}]})"));
+  answers.push_back(
+      with_body(R"({"job_id": 9, "errors": [{"error_number": 2000, "description": "no"}]})"));
+  answers.push_back(with_body("<html>busy</html>"));
+  for (const HttpResponse& answer : answers) {
+    SCOPED_TRACE(answer.body.substr(0, 120));
+    FakeTransport alone, together;
+    alone.On("POST " + P("/job/submit"), answer);
+    together.On("POST " + P("/job/submit"), answer);
+    RestClientOptions o;
+    o.api_version = v();
+    o.sleep = [](std::chrono::milliseconds) {};
+    auto one = RestClient::Connect(alone, tokens_, o);
+    auto many = RestClient::Connect(together, tokens_, o);
+    ASSERT_TRUE(one && many);
+    Result<SubmitReceipt> a = (*one)->Submit(JobRequest{});
+    std::vector<Result<SubmitReceipt>> b = (*many)->SubmitAll({JobRequest{}, JobRequest{}}, 16);
+    ASSERT_EQ(b.size(), 2u);
+    for (const Result<SubmitReceipt>& r : b) {
+      ASSERT_EQ(a.has_value(), r.has_value());
+      if (a) {
+        EXPECT_EQ(a->job_id, r->job_id);
+        EXPECT_EQ(a->step_id, r->step_id);
+        EXPECT_EQ(a->user_message, r->user_message);
+        EXPECT_EQ(a->warnings, r->warnings);
+      } else {
+        EXPECT_EQ(a.error().code, r.error().code);
+        EXPECT_EQ(a.error().message, r.error().message);
+        EXPECT_EQ(a.error().where, r.error().where);
+      }
+    }
+  }
+}
+
 TEST_P(RestClientTest, A422CarriesSlurmsErrorNumber) {
   transport_.On("POST " + P("/job/submit"), Recorded(v(), "submit_empty"));
   Result<SubmitReceipt> r = Make()->Submit(JobRequest{});
