@@ -1,5 +1,5 @@
 // Decodes slurmrestd's job answers (GET jobs, GET job/{id}, GET jobs/state, POST job/submit) with
-// simdjson's on-demand parser, reading only the fields JobInfo holds, without building a DOM. A
+// simdjson's on-demand parser, reading only the fields we keep, without building a DOM. A
 // full job list is about 8 KB per job (tens of MB on a busy cluster): RestClient splits it as it
 // arrives (JobListStream) and decodes it job by job with JobDecoder; DecodeJobList decodes a whole
 // text. Pure functions, and decoders that only reuse their buffers; internal to src/slurm/.
@@ -69,8 +69,6 @@ struct JobSubmitAnswer {
   std::string user_message;  // job_submit_user_msg
   std::vector<SlurmMessage> errors;
   std::vector<SlurmMessage> warnings;
-
-  bool operator==(const JobSubmitAnswer&) const = default;
 };
 
 // Decodes POST job/submit answers, reusing its parser's buffers from answer to answer: one for
