@@ -4,19 +4,6 @@
 #include <utility>
 
 namespace slurmfleet::auth {
-namespace {
-
-constexpr std::string_view kWhitespace = " \t\r\n\v\f";
-constexpr std::string_view kScontrolPrefix = "SLURM_JWT=";
-
-std::string_view Trim(std::string_view text) {
-  size_t begin = text.find_first_not_of(kWhitespace);
-  if (begin == std::string_view::npos) return {};
-  size_t end = text.find_last_not_of(kWhitespace);
-  return text.substr(begin, end - begin + 1);
-}
-
-}  // namespace
 
 EnvTokenSource::Lookup EnvTokenSource::ProcessEnvironment() {
   return [](std::string_view name) -> std::optional<std::string> {
@@ -29,9 +16,8 @@ EnvTokenSource::Lookup EnvTokenSource::ProcessEnvironment() {
 EnvTokenSource::EnvTokenSource(std::string variable, const Lookup& lookup, const Clock& clock)
     : variable_(std::move(variable)), clock_(clock) {
   const std::optional<std::string> value = lookup(variable_);
-  std::string_view text = value ? Trim(*value) : std::string_view();
   // `export SLURM_JWT=$(scontrol token)` leaves scontrol's "SLURM_JWT=" prefix in the value.
-  if (text.starts_with(kScontrolPrefix)) text = Trim(text.substr(kScontrolPrefix.size()));
+  const std::string_view text = value ? TokenText(*value) : std::string_view();
   if (text.empty()) {
     claims_ = Fail(Code::kAuth, variable_ + (value ? " is empty" : " is not set") +
                                     "; export a token (export $(scontrol token)) or configure "

@@ -17,16 +17,7 @@ namespace {
 // A token is a few hundred bytes; anything this large is the wrong file.
 constexpr size_t kMaxFileSize = 1 << 20;
 
-constexpr std::string_view kWhitespace = " \t\r\n\v\f";
-constexpr std::string_view kScontrolPrefix = "SLURM_JWT=";
 constexpr std::string_view kFix = "write a fresh one (scontrol token) or fix what refreshes it";
-
-std::string_view Trim(std::string_view text) {
-  size_t begin = text.find_first_not_of(kWhitespace);
-  if (begin == std::string_view::npos) return {};
-  size_t end = text.find_last_not_of(kWhitespace);
-  return text.substr(begin, end - begin + 1);
-}
 
 }  // namespace
 
@@ -66,9 +57,8 @@ Result<FileTokenSource::Cached> FileTokenSource::Load() const {
     content.append(buffer, static_cast<size_t>(n));
   }
 
-  std::string_view text = Trim(content);
   // `scontrol token > file` writes "SLURM_JWT=<token>".
-  if (text.starts_with(kScontrolPrefix)) text = Trim(text.substr(kScontrolPrefix.size()));
+  const std::string_view text = TokenText(content);
   if (text.empty()) {
     return Fail(Code::kAuth, where + " is empty; write a token into it (scontrol token)");
   }

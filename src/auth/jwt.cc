@@ -26,6 +26,15 @@ constexpr std::array<int8_t, 256> MakeDecodeTable() {
 }
 constexpr std::array<int8_t, 256> kDecodeTable = MakeDecodeTable();
 
+constexpr std::string_view kWhitespace = " \t\r\n\v\f";
+
+std::string_view Trim(std::string_view text) {
+  const size_t begin = text.find_first_not_of(kWhitespace);
+  if (begin == std::string_view::npos) return {};
+  const size_t end = text.find_last_not_of(kWhitespace);
+  return text.substr(begin, end - begin + 1);
+}
+
 // Slurm's header, byte for byte as libjwt writes it (compact, keys sorted).
 constexpr std::string_view kHs256Header = R"({"alg":"HS256","typ":"JWT"})";
 
@@ -157,6 +166,13 @@ Result<JwtClaims> DecodeClaims(std::string_view jwt) {
     claims.user = it->get<std::string>();
   }
   return claims;
+}
+
+std::string_view TokenText(std::string_view printed) {
+  constexpr std::string_view kScontrolPrefix = "SLURM_JWT=";
+  std::string_view text = Trim(printed);
+  if (text.starts_with(kScontrolPrefix)) text = Trim(text.substr(kScontrolPrefix.size()));
+  return text;
 }
 
 Result<Secret> MintHs256(const Secret& key, std::string_view user,

@@ -37,6 +37,10 @@ struct JwtClaims {
 // object, or `exp`/`iat` is present but not a number, or `sun` is present but not a string.
 Result<JwtClaims> DecodeClaims(std::string_view jwt);
 
+// The token in what `scontrol token` printed, as users export it or write it to a file: without
+// surrounding whitespace and without scontrol's "SLURM_JWT=" prefix. Empty when nothing is left.
+std::string_view TokenText(std::string_view printed);
+
 // Mints an HS256 JWT as Slurm's `scontrol token` does: header {"alg":"HS256","typ":"JWT"},
 // payload {"exp":...,"iat":...,"sun":user} (compact JSON, keys in that order), signed with
 // HMAC-SHA256 keyed by the raw bytes of Slurm's jwt_key file (not trimmed: Slurm uses the file's

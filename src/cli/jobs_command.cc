@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "base/json_depth.h"
 #include "base/utf8.h"
@@ -215,6 +216,17 @@ CLI::Validator JobRefValidator() {
       "ID|SLUID");
 }
 
+void PrintJobs(const std::vector<slurm::JobInfo>& jobs, bool json) {
+  if (json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const slurm::JobInfo& j : jobs) out.push_back(JobToJson(j));
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  std::cout << JobHeaderLine() << "\n";
+  for (const slurm::JobInfo& j : jobs) std::cout << JobLine(j) << "\n";
+}
+
 int RunGet(const ClientOptions& co, const std::string& arg) {
   auto conn = Connect(co);
   if (!conn) return ReportError(conn.error(), co.json);
@@ -228,14 +240,7 @@ int RunGet(const ClientOptions& co, const std::string& arg) {
   }
   Result<std::vector<slurm::JobInfo>> jobs = (*conn)->client->GetJob(ref);
   if (!jobs) return ReportError(jobs.error(), co.json);
-  if (co.json) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const slurm::JobInfo& j : *jobs) out.push_back(JobToJson(j));
-    std::cout << out.dump(2) << "\n";
-  } else {
-    std::cout << JobHeaderLine() << "\n";
-    for (const slurm::JobInfo& j : *jobs) std::cout << JobLine(j) << "\n";
-  }
+  PrintJobs(*jobs, co.json);
   return kExitOk;
 }
 
@@ -244,14 +249,7 @@ int RunList(const ClientOptions& co, const std::string& prefix) {
   if (!conn) return ReportError(conn.error(), co.json);
   Result<std::vector<slurm::JobInfo>> jobs = (*conn)->client->ListJobs(prefix);
   if (!jobs) return ReportError(jobs.error(), co.json);
-  if (co.json) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const slurm::JobInfo& j : *jobs) out.push_back(JobToJson(j));
-    std::cout << out.dump(2) << "\n";
-  } else {
-    std::cout << JobHeaderLine() << "\n";
-    for (const slurm::JobInfo& j : *jobs) std::cout << JobLine(j) << "\n";
-  }
+  PrintJobs(*jobs, co.json);
   return kExitOk;
 }
 

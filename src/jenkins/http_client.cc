@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/ca_file.h"
+#include "base/curl_transfer_options.h"
 
 namespace slurmfleet::jenkins {
 
@@ -542,13 +543,8 @@ Result<HttpClient::Response> HttpClient::SendOnce(const Request& request, const 
   char curl_error[CURL_ERROR_SIZE] = {};
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curl_error);
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
-                   static_cast<long>(options_.connect_timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.total_timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, options_.verify_tls ? 1L : 0L);
-  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, options_.verify_tls ? 2L : 0L);
-  if (!options_.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, options_.ca_file.c_str());
+  SetTransferOptions(curl, {options_.connect_timeout, options_.total_timeout, options_.verify_tls,
+                            options_.ca_file});
   // A 302 is how doCreateItem, changeOfflineCause and doDelete say "done"; following it would
   // fetch a page we do not want.
   curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
@@ -628,6 +624,13 @@ Result<HttpClient::Response> HttpClient::Send(const Request& request) {
   }
   if (fresh == token) return response;  // StatusError reports the 401
   return SendOnce(request, fresh);
+}
+
+Status HttpClient::SendAction(const Request& request) {
+  auto response = Send(request);
+  if (!response) return std::unexpected(response.error());
+  if (Done(*response)) return {};
+  return std::unexpected(StatusError(request, *response));
 }
 
 bool HttpClient::Done(const Response& response) const {
@@ -879,10 +882,7 @@ Status HttpClient::Drain(const std::string& name, const std::string& message) {
                   .form = Form({{"offlineMessage", message}}),
                   .idempotent = false,
                   .may_repeat = false};
-  auto response = Send(request);
-  if (!response) return std::unexpected(response.error());
-  if (Done(*response)) return {};
-  return std::unexpected(StatusError(request, *response));
+  return SendAction(request);
 }
 
 Status HttpClient::SetDescription(const std::string& name, const std::string& description) {
@@ -932,10 +932,7 @@ Status HttpClient::DeleteNode(const std::string& name) {
                   .path = "computer/" + Encode(name) + "/doDelete",
                   .idempotent = false,
                   .may_repeat = false};
-  auto response = Send(request);
-  if (!response) return std::unexpected(response.error());
-  if (Done(*response)) return {};
-  return std::unexpected(StatusError(request, *response));
+  return SendAction(request);
 }
 
 Result<LabelLoad> HttpClient::Label(const std::string& expression) {

@@ -107,6 +107,8 @@ class HttpClient final : public Client {
   Result<Response> SendOnce(const Request& request, const Secret& token);
   // Maps a non-success status to the Error client.h documents.
   Error StatusError(const Request& request, const Response& response) const;
+  // Sends a changeOfflineCause or doDelete POST: done (see Done), or the status's Error.
+  Status SendAction(const Request& request);
   // Sends a GET and decodes its JSON body with `decode`, mapping errors.
   template <typename T, typename Decode>
   Result<T> GetJson(const std::string& path, const std::string& tree, bool english, Decode decode);

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "base/ca_file.h"
+#include "base/curl_transfer_options.h"
 
 namespace slurmfleet::slurm {
 namespace {
@@ -265,13 +266,8 @@ bool CurlTransport::Prepare(const HttpRequest& request, Transfer& t) {
   t.url = url_base_ + request.path;
   curl_easy_setopt(curl, CURLOPT_URL, t.url.c_str());
   if (!socket_path_.empty()) curl_easy_setopt(curl, CURLOPT_UNIX_SOCKET_PATH, socket_path_.c_str());
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
-                   static_cast<long>(options_.connect_timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.total_timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, options_.verify_tls ? 1L : 0L);
-  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, options_.verify_tls ? 2L : 0L);
-  if (!options_.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, options_.ca_file.c_str());
+  SetTransferOptions(curl, {options_.connect_timeout, options_.total_timeout, options_.verify_tls,
+                            options_.ca_file});
   t.sink = BodySink{curl, &t.response.body, request.stream};
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, AppendBody);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &t.sink);

@@ -433,13 +433,13 @@ Result<JobListAnswer> DecodeJobList(const Dialect& dialect, std::string& body) {
   return answer;
 }
 
-struct JobStatesDecoder::Parser {
+struct OnDemandParser {
   simdjson::ondemand::parser parser;
 };
 
-JobStatesDecoder::JobStatesDecoder() : parser_(std::make_unique<Parser>()) {}
+void OnDemandParserDeleter::operator()(OnDemandParser* parser) const { delete parser; }
 
-JobStatesDecoder::~JobStatesDecoder() = default;
+OnDemandParserPtr NewOnDemandParser() { return OnDemandParserPtr(new OnDemandParser); }
 
 Result<JobStatesAnswer> JobStatesDecoder::Decode(std::string& body) {
   JobStatesAnswer answer;
@@ -491,14 +491,6 @@ Result<JobStatesAnswer> JobStatesDecoder::Decode(std::string& body) {
   return answer;
 }
 
-struct JobSubmitDecoder::Parser {
-  simdjson::ondemand::parser parser;
-};
-
-JobSubmitDecoder::JobSubmitDecoder() : parser_(std::make_unique<Parser>()) {}
-
-JobSubmitDecoder::~JobSubmitDecoder() = default;
-
 Result<JobSubmitAnswer> JobSubmitDecoder::Decode(std::string& body) {
   JobSubmitAnswer answer;
   Status decoded =
@@ -527,15 +519,6 @@ Result<JobSubmitAnswer> JobSubmitDecoder::Decode(std::string& body) {
   if (!decoded) return std::unexpected(decoded.error());
   return answer;
 }
-
-struct JobDecoder::Parser {
-  simdjson::ondemand::parser parser;
-};
-
-JobDecoder::JobDecoder(const Dialect& dialect)
-    : dialect_(dialect), parser_(std::make_unique<Parser>()) {}
-
-JobDecoder::~JobDecoder() = default;
 
 Result<DecodedJob> JobDecoder::Decode(std::string& text, const std::string& path,
                                       const JobFilter* keep) {

@@ -33,6 +33,15 @@ struct JobListAnswer {
 // kInternal naming the JSON path ("jobs[3].job_state") when the answer has another shape.
 Result<JobListAnswer> DecodeJobList(const Dialect& dialect, std::string& body);
 
+// simdjson's on-demand parser, behind a pointer so that this header need not include simdjson.
+// Each decoder keeps one from answer to answer, so its buffers are allocated once.
+struct OnDemandParser;
+struct OnDemandParserDeleter {
+  void operator()(OnDemandParser* parser) const;
+};
+using OnDemandParserPtr = std::unique_ptr<OnDemandParser, OnDemandParserDeleter>;
+OnDemandParserPtr NewOnDemandParser();
+
 struct JobStatesAnswer {
   std::vector<JobStateEntry> jobs;
   std::vector<SlurmMessage> errors;
@@ -48,18 +57,12 @@ struct JobStatesAnswer {
 // one). Not thread-safe: one answer at a time.
 class JobStatesDecoder {
  public:
-  JobStatesDecoder();
-  ~JobStatesDecoder();
-  JobStatesDecoder(const JobStatesDecoder&) = delete;
-  JobStatesDecoder& operator=(const JobStatesDecoder&) = delete;
-
   // `body` gets spare capacity as for DecodeJobList; kInternal naming the JSON path on another
   // shape.
   Result<JobStatesAnswer> Decode(std::string& body);
 
  private:
-  struct Parser;
-  std::unique_ptr<Parser> parser_;
+  OnDemandParserPtr parser_ = NewOnDemandParser();
 };
 
 // A POST job/submit answer: what a SubmitReceipt is made of.
@@ -77,17 +80,11 @@ struct JobSubmitAnswer {
 // is kInternal naming the field, for the caller to read the answer another way. Not thread-safe.
 class JobSubmitDecoder {
  public:
-  JobSubmitDecoder();
-  ~JobSubmitDecoder();
-  JobSubmitDecoder(const JobSubmitDecoder&) = delete;
-  JobSubmitDecoder& operator=(const JobSubmitDecoder&) = delete;
-
   // `body` gets spare capacity as for DecodeJobList.
   Result<JobSubmitAnswer> Decode(std::string& body);
 
  private:
-  struct Parser;
-  std::unique_ptr<Parser> parser_;
+  OnDemandParserPtr parser_ = NewOnDemandParser();
 };
 
 struct DecodedJob {
@@ -100,10 +97,7 @@ struct DecodedJob {
 // parser's buffers from job to job: for a list split as it arrives (JobListStream).
 class JobDecoder {
  public:
-  explicit JobDecoder(const Dialect& dialect);
-  ~JobDecoder();
-  JobDecoder(const JobDecoder&) = delete;
-  JobDecoder& operator=(const JobDecoder&) = delete;
+  explicit JobDecoder(const Dialect& dialect) : dialect_(dialect) {}
 
   // `text` gets spare capacity for the parser's padding. `path` names the job in errors
   // ("jobs[3]"): kInternal naming the field when the job has another shape. With `keep`, a job it
@@ -112,9 +106,8 @@ class JobDecoder {
                             const JobFilter* keep = nullptr);
 
  private:
-  struct Parser;
   const Dialect& dialect_;
-  std::unique_ptr<Parser> parser_;
+  OnDemandParserPtr parser_ = NewOnDemandParser();
 };
 
 }  // namespace slurmfleet::slurm

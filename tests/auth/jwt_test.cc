@@ -131,6 +131,20 @@ TEST(DecodeClaimsTest, RejectsWhatIsNotAJwtWithoutQuotingIt) {
   }
 }
 
+TEST(TokenTextTest, TakesTheTokenOutOfWhatScontrolPrinted) {
+  EXPECT_EQ(TokenText("a.b.c"), "a.b.c");
+  EXPECT_EQ(TokenText(" \t a.b.c\r\n"), "a.b.c");
+  EXPECT_EQ(TokenText("SLURM_JWT=a.b.c\n"), "a.b.c");
+  EXPECT_EQ(TokenText("  SLURM_JWT= a.b.c \n"), "a.b.c");
+  EXPECT_EQ(TokenText("SLURM_JWT="), "");
+  EXPECT_EQ(TokenText(" \n\v\f"), "");
+  EXPECT_EQ(TokenText(""), "");
+  // only scontrol's own prefix, once, and only at the start
+  EXPECT_EQ(TokenText("slurm_jwt=a.b.c"), "slurm_jwt=a.b.c");
+  EXPECT_EQ(TokenText("SLURM_JWT=SLURM_JWT=a"), "SLURM_JWT=a");
+  EXPECT_EQ(TokenText("a SLURM_JWT=b"), "a SLURM_JWT=b");
+}
+
 TEST(MintHs256Test, MatchesTheIndependentlyComputedVector) {
   auto jwt = MintHs256(Secret(VectorKey()), "ci", kVectorIat, kVectorExp);
   ASSERT_TRUE(jwt) << jwt.error().message;
