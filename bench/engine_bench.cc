@@ -565,7 +565,8 @@ int main(int argc, char** argv) {
   std::vector<double> light_cpu, full_cpu, all_cpu;
   std::vector<double> full_engine_cpu;  // of each full pass, on the engine's thread
   std::vector<int> full_changes;        // state changes each full pass recorded (events written)
-  std::vector<long> full_faults;        // page faults in each full pass
+  std::vector<size_t> full_parsed, full_listed;  // each full pass: jobs parsed, jobs listed
+  std::vector<long> full_faults;                 // page faults in each full pass
   uint64_t requests = 0;
   int done = 0;
   const auto tracking_ends = Steady::now() + std::chrono::seconds(seconds);
@@ -585,6 +586,8 @@ int main(int argc, char** argv) {
     if (s.full_list) {
       full_engine_cpu.push_back(ThreadCpuMs() - t0);
       full_changes.push_back(s.state_changes);
+      full_parsed.push_back(s.jobs_parsed);
+      full_listed.push_back(s.jobs_listed);
       full_faults.push_back(MinorFaults() - faults0);
     }
     all_cpu.push_back(cpu);
@@ -624,9 +627,10 @@ int main(int argc, char** argv) {
   // --quiet, slurmctld answers them "no change"). Each is shown apart.
   for (size_t i = 0; i < full_cpu.size(); ++i) {
     std::cout << fmt::format(
-        "    full pass {}: {:.2f} ms CPU ({:.2f} on the engine's thread), {} state changes "
-        "recorded, {} page faults\n",
-        i + 1, full_cpu[i], full_engine_cpu[i], full_changes[i], full_faults[i]);
+        "    full pass {}: {:.2f} ms CPU ({:.2f} on the engine's thread), {} of {} listed jobs "
+        "parsed, {} state changes recorded, {} page faults\n",
+        i + 1, full_cpu[i], full_engine_cpu[i], full_parsed[i], full_listed[i], full_changes[i],
+        full_faults[i]);
   }
   std::cout << fmt::format("  every pass             : {:.2f} ms CPU (mean over {} passes)\n",
                            std::accumulate(all_cpu.begin(), all_cpu.end(), 0.0) / done, done);

@@ -446,6 +446,8 @@ void Engine::FullTrack(PassStats& stats, int64_t poll_started) {
   if (snapshot->changed) last_full_list_jobs_ = snapshot->listed;
   stats.tracking_requests = 1;
   stats.full_list = true;
+  stats.jobs_listed = snapshot->listed;
+  stats.jobs_parsed = snapshot->parsed;
   cursor_ = snapshot->last_update;
   full_list_wanted_ = false;
   Track(stats, *snapshot, poll_started);
@@ -1177,6 +1179,9 @@ std::string DescribePass(const std::string& cloud, const PassStats& stats, size_
     line +=
         fmt::format(", {} of {} tracked job{}", stats.full_list ? "full job list" : "jobs/state",
                     tracked, tracked == 1 ? "" : "s");
+    if (stats.full_list) {
+      line += fmt::format(" ({} listed, {} parsed)", stats.jobs_listed, stats.jobs_parsed);
+    }
   }
   count(stats.detail_requests, "detail request", "detail requests");
   count(stats.state_changes, "state change", "state changes");

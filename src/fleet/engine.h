@@ -85,6 +85,8 @@ struct PassStats {
   int tracking_requests =
       0;  // tracking requests this pass: 1, or 0 (Slurm unreachable, nothing tracked)
   bool full_list = false;   // the request was the full job list (else jobs/state)
+  size_t jobs_listed = 0;   // full list: the jobs slurmctld listed
+  size_t jobs_parsed = 0;   // full list: of those, the ones parsed (not known by their text)
   int detail_requests = 0;  // GET job/{id} of changed or pending jobs, after jobs/state
   int submitted = 0;
   int adopted = 0;

@@ -162,6 +162,7 @@ struct JobsSnapshot {
   bool changed = true;        // false: nothing changed since the given time; `jobs` is empty
   std::vector<JobInfo> jobs;  // every job slurmctld knows when `changed` (or those wanted)
   size_t listed = 0;          // how many jobs slurmctld listed, those left out included
+  size_t parsed = 0;          // of those, the ones parsed (the others were known by their text)
   // Empty, or one per job: a digest of the text it was decoded from. Two jobs of lists from the
   // same client with the same digest were decoded from the same text, so are equal.
   std::vector<uint64_t> digests;

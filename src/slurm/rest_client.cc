@@ -473,6 +473,7 @@ Result<JobsSnapshot> RestClient::ListChangedSince(std::optional<Seconds> since,
   snapshot.changed = !(answer->jobs.empty() && since && !answer->last_update);
   snapshot.jobs = std::move(answer->jobs);
   snapshot.listed = answer->listed;
+  snapshot.parsed = answer->parsed;
   snapshot.digests = std::move(answer->digests);
   snapshot.last_update =
       answer->last_update

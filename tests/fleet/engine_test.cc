@@ -117,11 +117,13 @@ TEST(DescribePassTest, NamesWhatThePassDidAndTheNextInterval) {
   PassStats full;
   full.tracking_requests = 1;
   full.full_list = true;
+  full.jobs_listed = 1200;
+  full.jobs_parsed = 7;
   full.orphans_cancelled = 2;
   full.adopted = 1;
   EXPECT_EQ(DescribePass("c", full, 0, 40ms, 1000ms),
-            "cloud c: pass 40 ms, full job list of 0 tracked jobs, 1 adopted, 2 orphans cancelled; "
-            "next pass in 1000 ms");
+            "cloud c: pass 40 ms, full job list of 0 tracked jobs (1200 listed, 7 parsed), 1 "
+            "adopted, 2 orphans cancelled; next pass in 1000 ms");
   PassStats down;
   down.slurm_error = Error{Code::kUnavailable, "connection refused", "GET /slurm/v0.0.45/jobs"};
   EXPECT_FALSE(down.Quiet());

@@ -371,12 +371,16 @@ TEST_P(RestClientTest, AFilteredListsDigestsTellAJobListedAgainUnchangedFromOneT
   Result<JobsSnapshot> first = client->JobsChangedSince(std::nullopt, every_job);
   ASSERT_TRUE(first) << first.error().ToString();
   ASSERT_EQ(first->digests.size(), first->jobs.size());
+  EXPECT_EQ(first->listed, all->jobs.size());
+  EXPECT_EQ(first->parsed, all->jobs.size()) << "the memo knew no job yet";
   const std::vector<uint64_t> digests = first->digests;
   client->Recycle(std::move(*first));
   Result<JobsSnapshot> second = client->JobsChangedSince(std::nullopt, every_job);
   ASSERT_TRUE(second) << second.error().ToString();
   ASSERT_EQ(second->digests.size(), digests.size());
   ASSERT_EQ(second->jobs.at(1).account, "x");
+  EXPECT_EQ(second->listed, all->jobs.size());
+  EXPECT_EQ(second->parsed, 1u) << "only the job whose text changed";
   for (size_t i = 0; i < digests.size(); ++i) {
     if (i == 1) {
       EXPECT_NE(second->digests[i], digests[i]) << "its text changed";
