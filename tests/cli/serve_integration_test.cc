@@ -104,7 +104,9 @@ class ServeIntegrationTest : public ::testing::Test {
         _exit(127);
       }
       for (int i = 0; i < 100; ++i) {
-        if (auto r = Http().Get("/api/v1/health"); r && r->status == 200) return;
+        // ready, not only alive: the API answers (health) a moment before the engines run, and
+        // a submission in between is refused with 503 not_ready
+        if (auto r = Http().Get("/api/v1/ready"); r && r->status == 200) return;
         if (waitpid(pid_, nullptr, WNOHANG) == pid_) break;
         std::this_thread::sleep_for(50ms);
       }
