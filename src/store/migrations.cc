@@ -81,11 +81,25 @@ INSERT INTO requests (key, request_json) SELECT key, request_json FROM submissio
 ALTER TABLE submissions DROP COLUMN request_json;
 )sql";
 
+// Events are found by their stream (a number given to each key at its first event, in order of
+// first sight) instead of by key. Keys are random ("sf-" and 16 hex digits), so every event put an
+// entry at a random place of an index by key: a pass writing 200 jobs' events dirtied about 200 of
+// its pages, 7-30 us an event against about 3. Keys made together (a wave of submissions) get
+// neighbouring streams, and their events land on a few pages at the index's end.
+constexpr std::string_view kStep5 = R"sql(
+CREATE TABLE streams (
+  id  INTEGER PRIMARY KEY,
+  key TEXT NOT NULL UNIQUE
+) STRICT;
+ALTER TABLE events ADD COLUMN stream INTEGER NOT NULL DEFAULT 0;
+INSERT INTO streams (key) SELECT key FROM events GROUP BY key ORDER BY MIN(id);
+UPDATE events SET stream = (SELECT id FROM streams WHERE streams.key = events.key);
+DROP INDEX events_by_key;
+CREATE INDEX events_by_stream ON events (stream, id);
+)sql";
+
 constexpr Migration kMigrations[] = {
-    {1, kStep1},
-    {2, kStep2},
-    {3, kStep3},
-    {4, kStep4},
+    {1, kStep1}, {2, kStep2}, {3, kStep3}, {4, kStep4}, {5, kStep5},
 };
 
 }  // namespace

@@ -160,8 +160,12 @@ constexpr std::string_view kUpdateSubmission =
     "failure = ?12, cancel_requested = ?13, updated_at = ?15, submit_sent_at = ?16, "
     "last_seen_at = ?17, version = ?18 + 1 WHERE key = ?1 AND version = ?18";
 
+// A key's stream is made at its first event (migration step 5 says why events are found by it).
+constexpr std::string_view kAddStream =
+    "INSERT INTO streams (key) VALUES (?1) ON CONFLICT (key) DO NOTHING";
 constexpr std::string_view kInsertEvent =
-    "INSERT INTO events (key, at, type, message) VALUES (?1, ?2, ?3, ?4)";
+    "INSERT INTO events (key, stream, at, type, message) "
+    "VALUES (?1, (SELECT id FROM streams WHERE key = ?1), ?2, ?3, ?4)";
 
 // The query reads s's text in place (BindRef): it must be gone before s changes or dies.
 void BindSubmission(sqlite::Query& query, const Submission& s, int64_t created_at,
@@ -324,6 +328,10 @@ Status Store::Impl::SyncWal() const {
 Result<int64_t> Store::Impl::InsertEvent(const std::string& key, int64_t at, std::string_view type,
                                          std::string_view message) {
   const std::string op = "append event to " + Quoted(key);
+  auto stream = conn->Prepare(kAddStream, op);
+  if (!stream) return std::unexpected(std::move(stream.error()));
+  stream->BindRef(1, key);
+  if (auto done = stream->Run(); !done) return std::unexpected(std::move(done.error()));
   auto insert = conn->Prepare(kInsertEvent, op);
   if (!insert) return std::unexpected(std::move(insert.error()));
   insert->BindRef(1, key).Bind(2, at).BindRef(3, type).BindRef(4, message);
@@ -637,7 +645,7 @@ Result<int64_t> Store::AppendEvent(const std::string& key, const std::string& ty
 Result<std::vector<Event>> Store::Events(const std::string& key, int64_t after_id,
                                          size_t limit) const {
   std::string sql = "SELECT id, key, at, type, message FROM events WHERE id > ?1";
-  if (!key.empty()) sql += " AND key = ?2";
+  if (!key.empty()) sql += " AND stream = (SELECT id FROM streams WHERE key = ?2)";
   sql += " ORDER BY id";
   if (limit > 0) sql += " LIMIT ?3";
 

@@ -860,6 +860,50 @@ TEST_F(StoreTest, MigratesAFileAtVersionOne) {
   }
 }
 
+TEST_F(StoreTest, MigratesEventsIntoStreamsKeepingEachKeysOrder) {
+  const std::string path = dir_.File("state.db");
+  ASSERT_GE(Store::SchemaVersion(), 5);
+  {
+    RawDb raw(path);
+    for (int step = 0; step < 4; ++step) raw.Exec(std::string(Migrations()[step].sql));
+    raw.Exec("PRAGMA user_version = 4");
+    raw.Exec(
+        "INSERT INTO events (key, at, type, message) VALUES ('b', 1, 'intent', 'b1'), "
+        "('a', 2, 'intent', 'a1'), ('b', 3, 'submitted', 'b2'), ('a', 4, 'submitted', 'a2')");
+  }
+  auto store = OpenFile(path);
+  ASSERT_TRUE(store);
+  ASSERT_TRUE(store->AppendEvent("a", "info", "a3"));
+  ASSERT_TRUE(store->AppendEvent("c", "info", "c1"));
+  auto messages = [&](const std::string& key, int64_t after) {
+    std::vector<std::string> out;
+    auto events = store->Events(key, after, 0);
+    EXPECT_TRUE(events) << events.error().ToString();
+    if (events) {
+      for (const Event& e : *events) out.push_back(e.key + ":" + e.message);
+    }
+    return out;
+  };
+  EXPECT_EQ(messages("a", 0), (std::vector<std::string>{"a:a1", "a:a2", "a:a3"}));
+  EXPECT_EQ(messages("a", 2), (std::vector<std::string>{"a:a2", "a:a3"}));
+  EXPECT_EQ(messages("b", 0), (std::vector<std::string>{"b:b1", "b:b2"}));
+  EXPECT_EQ(messages("c", 0), (std::vector<std::string>{"c:c1"}));
+  EXPECT_TRUE(messages("never", 0).empty());
+  EXPECT_EQ(messages("", 4), (std::vector<std::string>{"a:a3", "c:c1"}));
+  store.reset();
+
+  RawDb raw(path, SQLITE_OPEN_READONLY);
+  // streams are numbered in order of each key's first event
+  EXPECT_EQ(raw.Scalar("SELECT group_concat(key, ',') FROM (SELECT key FROM streams ORDER BY id)"),
+            "b,a,c");
+  EXPECT_EQ(raw.Scalar("SELECT count(*) FROM sqlite_master WHERE name = 'events_by_key'"), "0");
+  // a key's events are read through the index, not by scanning every event
+  EXPECT_EQ(raw.Scalar("EXPLAIN QUERY PLAN SELECT id, key, at, type, message FROM events WHERE id "
+                       "> 0 AND stream = (SELECT id FROM streams WHERE key = 'a') ORDER BY id",
+                       3),
+            "SEARCH events USING INDEX events_by_stream (stream=? AND id>?)");
+}
+
 TEST_F(StoreTest, MigrationStepsAreNumberedInOrder) {
   auto steps = Migrations();
   ASSERT_FALSE(steps.empty());
