@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <random>
 
+#include "base/move_in_order.h"
 #include "slurm/job_outcome.h"
 #include "slurm/request_codec.h"
 
@@ -635,26 +636,14 @@ void Engine::TakeList(const slurm::JobsSnapshot& snapshot) {
     from = at;
   }
   keyed.insert(keyed.end(), from, moved.end());
-  // In place while no record moves to a later place (jobs left the list, none joined before
-  // it): each is then read before its place is written. Otherwise into a new array.
-  bool in_place = true;
+  // The records taken again are moved within the kept array (they keep their order), and the
+  // others written over what their places held before: no new array, whose pages would be
+  // faulted in afresh after the last list's malloc_trim.
+  MoveInOrder(tagged_, keyed.size(), [&](size_t k) -> int64_t { return keyed[k].was; });
   for (size_t k = 0; k < keyed.size(); ++k) {
-    if (keyed[k].was >= 0 && static_cast<size_t>(keyed[k].was) < k) in_place = false;
-  }
-  std::vector<TaggedJob> fresh;
-  if (in_place) {
-    if (tagged_.size() < keyed.size()) tagged_.resize(keyed.size());
-  } else {
-    fresh.resize(keyed.size());
-  }
-  std::vector<TaggedJob>& records = in_place ? tagged_ : fresh;
-  for (size_t k = 0; k < keyed.size(); ++k) {
-    TaggedJob& t = records[k];
     listed[keyed[k].place].tagged = static_cast<int32_t>(k);
-    if (keyed[k].was >= 0) {
-      if (&t != &tagged_[keyed[k].was]) t = std::move(tagged_[keyed[k].was]);
-      continue;
-    }
+    if (keyed[k].was >= 0) continue;
+    TaggedJob& t = tagged_[k];
     const slurm::JobInfo& job = snapshot.jobs[keyed[k].place];
     t.key.assign(keyed[k].key);
     t.job_id = job.job_id;
@@ -671,11 +660,6 @@ void Engine::TakeList(const slurm::JobsSnapshot& snapshot) {
     t.state_description = job.state_description;
     t.nodes = job.nodes;
     t.submit_time = job.submit_time;
-  }
-  if (in_place) {
-    tagged_.resize(keyed.size());
-  } else {
-    tagged_ = std::move(fresh);
   }
   std::sort(by_id.begin(), by_id.end());
   known_ids_.clear();
