@@ -25,6 +25,7 @@
 #include "server/http_server.h"
 #include "server/version.h"
 #include "slurm/curl_transport.h"
+#include "store/history_pruner.h"
 
 extern char** environ;
 
@@ -250,9 +251,18 @@ int RunServe(const ServeOptions& options) {
   int64_t logged_up_to = 0;
   if (auto last = (*store)->LastEventId(); last) logged_up_to = *last;
   service.Start();
-  Log(fmt::format("slurmfleet {} serving on {}:{} (state {}, instance {})",
+  std::unique_ptr<store::HistoryPruner> pruner;
+  if (daemon.history_days > 0) {
+    store::HistoryPrunerOptions po;
+    po.keep = std::chrono::hours(24) * daemon.history_days;
+    po.log = [](std::string_view line) { Log(std::string(line)); };
+    pruner = std::make_unique<store::HistoryPruner>(**store, clock, std::move(po));
+  }
+  Log(fmt::format("slurmfleet {} serving on {}:{} (state {}, instance {}, history kept {})",
                   server::kSlurmfleetVersion, so.listen_host, (*api)->port(), daemon.state_file,
-                  daemon.instance));
+                  daemon.instance,
+                  daemon.history_days > 0 ? fmt::format("{} days", daemon.history_days)
+                                          : std::string("for ever")));
 
   std::atomic<bool> stopping{false};
   std::thread event_log([&] {
@@ -293,6 +303,7 @@ int RunServe(const ServeOptions& options) {
   service.Drain();
   (*api)->Stop();
   service.Stop();
+  pruner.reset();
   stopping = true;
   event_log.join();
   Log("stopped");

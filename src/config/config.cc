@@ -522,6 +522,7 @@ DaemonConfig DecodeDaemon(const YAML::Node& n, DiagnosticSink& sink) {
   if (auto v = r.Int("orphanGraceSeconds", 1, 86400)) d.orphan_grace_seconds = static_cast<int>(*v);
   if (auto v = r.Bool("partitionDownIsFatal")) d.partition_down_is_fatal = *v;
   if (auto v = r.Int("slurmTimeoutSeconds", 1, 600)) d.slurm_timeout_seconds = static_cast<int>(*v);
+  if (auto v = r.Int("historyDays", 0, 36500)) d.history_days = static_cast<int>(*v);
   if (auto v = r.String("logLevel")) {
     if (*v == "info" || *v == "debug") {
       d.debug_log = *v == "debug";

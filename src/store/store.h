@@ -38,6 +38,15 @@ struct ListFilter {
   bool requests = true;      // false: request_json is left empty, and the requests are not read
 };
 
+// What PruneHistory removed.
+struct PruneCounts {
+  int64_t keys = 0;  // keys whose whole history went
+  int64_t submissions = 0;
+  int64_t records = 0;
+  int64_t events = 0;
+  bool operator==(const PruneCounts&) const = default;
+};
+
 // How durable a write is when the call returns.
 enum class Sync {
   kDisk,     // on disk: survives a power loss or an OS crash (fdatasync of the WAL per write)
@@ -124,6 +133,17 @@ class Store {
 
   // The records of `kind`, oldest first; only active ones when `active_only`.
   Result<std::vector<Record>> ListRecords(const std::string& kind, bool active_only) const;
+
+  // Removes the whole history of every key that has shown no sign of life since `before` (unix
+  // seconds): its submission (with its request) if that is terminal and was last written before,
+  // its records if each is inactive and was last written before, and its events if each is older.
+  // A key with a live submission, an active record, or a newer event keeps everything: a
+  // long-lived agent's history is never cut in the middle. Works through the keys in order of
+  // their first event, and stops at the first key whose first event is not older (keys first seen
+  // later cannot be older), 64 keys per transaction with a millisecond's pause after each, so
+  // that other threads' writes go between them. Then removes inactive records older than `before`
+  // that never had an event.
+  Result<PruneCounts> PruneHistory(int64_t before);
 
   // Small durable values (e.g. the tracker's update_time cursor). SetMeta overwrites; GetMeta
   // returns nullopt for a name never set.

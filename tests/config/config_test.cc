@@ -526,6 +526,19 @@ TEST(ConfigTest, NoCloudIsNamedBatchBesideABatchSection) {
       << c.error().message;
 }
 
+TEST(ConfigTest, HistoryIsKeptThirtyDaysUnlessSaidOtherwise) {
+  Result<Config> plain = LoadConfig(kExample, {});
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->daemon.history_days, 30);
+  Result<Config> forever = LoadConfig(kExample, {*ParseSetFlag("daemon.historyDays=0")});
+  ASSERT_TRUE(forever) << forever.error().ToString();
+  EXPECT_EQ(forever->daemon.history_days, 0);
+  Result<Config> bad = LoadConfig(kExample, {*ParseSetFlag("daemon.historyDays=-1")});
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("daemon.historyDays: -1 is out of range"), std::string::npos)
+      << bad.error().message;
+}
+
 TEST(ConfigTest, LogLevelIsInfoOrDebug) {
   Result<Config> plain = LoadConfig(kExample, {});
   ASSERT_TRUE(plain);

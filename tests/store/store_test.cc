@@ -402,6 +402,98 @@ TEST_F(StoreTest, AppendEventForAKeyWithoutSubmissionIsKept) {
   EXPECT_EQ(events->front().type, "orphan");
 }
 
+std::vector<std::string> EventKeys(Store& store) {
+  std::vector<std::string> keys;
+  auto events = store.Events("", 0, 0);
+  EXPECT_TRUE(events) << events.error().ToString();
+  if (events) {
+    for (const Event& e : *events) keys.push_back(e.key);
+  }
+  return keys;
+}
+
+TEST_F(StoreTest, PruneHistoryRemovesOnlyKeysIdleSinceTheCutoffAndEachOneWhole) {
+  // Ten days ago: these are written, and some of them show signs of life since.
+  auto put_record = [&](const std::string& name, bool active, bool with_event) {
+    Record r{.kind = "agent", .name = name, .cloud = "c1", .active = active, .doc = "{}"};
+    ASSERT_TRUE(with_event ? store_->PutRecord(r, Ev("created", "node")) : store_->PutRecord(r));
+  };
+  auto end = [&](const std::string& key) {
+    Submission s = *store_->Get(key);
+    s.phase = Phase::kSucceeded;
+    ASSERT_TRUE(store_->Update(s, Ev("state", "COMPLETED")));
+  };
+  for (const char* key : {"ended-old", "ended-late", "live-old", "agent-old", "agent-live"}) {
+    Submission s = Intent(key);
+    ASSERT_TRUE(store_->Add(s));
+  }
+  end("ended-old");
+  end("agent-old");
+  end("agent-live");
+  put_record("agent-old", false, true);
+  put_record("agent-live", true, true);  // an idle agent kept for days: its history stays whole
+  put_record("eventless-old", false, false);
+  ASSERT_TRUE(store_->AppendEvent("orphan-old", "orphan", "cancelled job 7"));
+  ASSERT_TRUE(store_->AppendEvent("orphan-late", "orphan", "cancelled job 8"));
+
+  clock_.Advance(std::chrono::hours(24 * 5));
+  end("ended-late");                                             // ended five days ago
+  ASSERT_TRUE(store_->AppendEvent("orphan-late", "warn", "x"));  // and a newer event
+  put_record("eventless-late", false, false);
+
+  clock_.Advance(std::chrono::hours(24 * 5));
+  const int64_t cutoff = kStartSeconds + 3 * 86400;  // history kept for seven days
+  ASSERT_TRUE(store_->AppendEvent("new", "orphan", "first seen after the cutoff"));
+  Result<PruneCounts> pruned = store_->PruneHistory(cutoff);
+  ASSERT_TRUE(pruned) << pruned.error().ToString();
+  // ended-old (intent, state), agent-old (intent, state, created), orphan-old (orphan)
+  EXPECT_EQ(*pruned, (PruneCounts{.keys = 3, .submissions = 2, .records = 2, .events = 6}));
+
+  EXPECT_EQ(store_->Get("ended-old").error().code, Code::kNotFound);
+  EXPECT_EQ(store_->Get("agent-old").error().code, Code::kNotFound);
+  EXPECT_EQ(store_->GetRecord("agent", "agent-old").error().code, Code::kNotFound);
+  EXPECT_EQ(store_->GetRecord("agent", "eventless-old").error().code, Code::kNotFound);
+  for (const char* key : {"ended-late", "live-old", "agent-live"}) {
+    EXPECT_TRUE(store_->Get(key)) << key;
+  }
+  EXPECT_TRUE(store_->GetRecord("agent", "agent-live"));
+  EXPECT_TRUE(store_->GetRecord("agent", "eventless-late"));
+  EXPECT_EQ(EventKeys(*store_), (std::vector<std::string>{"ended-late", "live-old", "agent-live",
+                                                          "agent-live", "agent-live", "orphan-late",
+                                                          "ended-late", "orphan-late", "new"}));
+  EXPECT_EQ(store_->Events("ended-old", 0, 0)->size(), 0u);
+  EXPECT_EQ(store_->Events("agent-live", 0, 0)->size(), 3u);
+
+  // Nothing more to remove at the same cutoff; a key whose events were removed starts afresh.
+  EXPECT_EQ(*store_->PruneHistory(cutoff), PruneCounts{});
+  ASSERT_TRUE(store_->AppendEvent("orphan-old", "orphan", "cancelled job 9"));
+  EXPECT_EQ(store_->Events("orphan-old", 0, 0)->size(), 1u);
+}
+
+TEST_F(StoreTest, PruneHistoryGoesThroughManyTransactionsAndLeavesTheLiveOnesInTheirOrder) {
+  // More keys than one transaction looks at, ended and live ones interleaved.
+  for (int i = 0; i < 1000; ++i) {
+    Submission s = Intent("k" + std::to_string(i));
+    ASSERT_TRUE(store_->Add(s));
+    if (i % 3 != 0) {
+      s.phase = Phase::kCancelled;
+      ASSERT_TRUE(store_->Update(s, Ev("state", "CANCELLED")));
+    }
+  }
+  clock_.Advance(std::chrono::hours(24));
+  Result<PruneCounts> pruned = store_->PruneHistory(kStartSeconds + 60);
+  ASSERT_TRUE(pruned) << pruned.error().ToString();
+  EXPECT_EQ(pruned->keys, 666);
+  EXPECT_EQ(pruned->submissions, 666);
+  EXPECT_EQ(pruned->events, 2 * 666);
+  auto left = store_->List(ListFilter{});
+  ASSERT_TRUE(left);
+  ASSERT_EQ(left->size(), 334u);
+  std::vector<std::string> keys = EventKeys(*store_);
+  ASSERT_EQ(keys.size(), 334u);
+  for (size_t i = 0; i < keys.size(); ++i) EXPECT_EQ(keys[i], "k" + std::to_string(3 * i));
+}
+
 TEST_F(StoreTest, MetaSetsOverwritesAndReportsAbsence) {
   auto absent = store_->GetMeta("tracker.cursor");
   ASSERT_TRUE(absent);
