@@ -116,8 +116,7 @@ struct DaemonConfig {
   int orphan_grace_seconds = 120;    // a job with our tag that no submission owns is cancelled then
   bool partition_down_is_fatal = false;  // fail pending jobs of a down partition at once
   int slurm_timeout_seconds = 30;        // total timeout of one request to slurmrestd
-  int history_days =
-      30;  // ended submissions, records and events idle this long are removed; 0 keeps all
+  int history_days = 30;   // a key's history idle this long is removed; 0 keeps everything
   bool debug_log = false;  // logLevel debug: the planner's decisions and the engines' passes
   bool operator==(const DaemonConfig&) const = default;
 };

@@ -98,8 +98,14 @@ DROP INDEX events_by_key;
 CREATE INDEX events_by_stream ON events (stream, id);
 )sql";
 
+// Records are found by name alone when a key's history is removed (a key names a submission, and
+// the agent record of the same name): without this index each lookup read the whole table.
+constexpr std::string_view kStep6 = R"sql(
+CREATE INDEX records_by_name ON records (name);
+)sql";
+
 constexpr Migration kMigrations[] = {
-    {1, kStep1}, {2, kStep2}, {3, kStep3}, {4, kStep4}, {5, kStep5},
+    {1, kStep1}, {2, kStep2}, {3, kStep3}, {4, kStep4}, {5, kStep5}, {6, kStep6},
 };
 
 }  // namespace

@@ -470,6 +470,14 @@ TEST_F(StoreTest, PruneHistoryRemovesOnlyKeysIdleSinceTheCutoffAndEachOneWhole) 
   EXPECT_EQ(store_->Events("orphan-old", 0, 0)->size(), 1u);
 }
 
+TEST_F(StoreTest, PruneHistoryFindsAKeysRecordsByTheirIndexNotByReadingThemAll) {
+  const std::string path = dir_.File("state.db");
+  { ASSERT_TRUE(OpenFile(path)); }
+  RawDb raw(path);
+  EXPECT_EQ(raw.Scalar("EXPLAIN QUERY PLAN SELECT 1 FROM records WHERE name = 'a'", 3),
+            "SEARCH records USING COVERING INDEX records_by_name (name=?)");
+}
+
 TEST_F(StoreTest, PruneHistoryGoesThroughManyTransactionsAndLeavesTheLiveOnesInTheirOrder) {
   // More keys than one transaction looks at, ended and live ones interleaved.
   for (int i = 0; i < 1000; ++i) {
