@@ -72,17 +72,19 @@ TEST_F(HistoryPrunerTest, RemovesWhatIsIdleForLongerThanItKeepsAndSaysWhat) {
 TEST_F(HistoryPrunerTest, ItsThreadRunsAfterTheFirstDelayAndThenEveryInterval) {
   clock_.Advance(std::chrono::hours(24 * 8));
   HistoryPruner pruner(*store_, clock_, Options(1ms));
-  for (int i = 0; i < 5000 && pruner.runs() < 3; ++i) std::this_thread::sleep_for(1ms);
+  for (int i = 0; i < 30000 && pruner.runs() < 3; ++i) std::this_thread::sleep_for(1ms);
   EXPECT_GE(pruner.runs(), 3u);
   EXPECT_EQ(store_->Get("ended").error().code, Code::kNotFound);
   EXPECT_EQ(Logged().size(), 1u);  // the later runs found nothing
 }
 
-TEST_F(HistoryPrunerTest, StopsAtOnceWhileWaiting) {
-  const auto started = std::chrono::steady_clock::now();
+TEST_F(HistoryPrunerTest, StoppedWhileWaitingForItsFirstRunItNeverRuns) {
+  // Destroyed while its thread waits out an hour's delay: the wait ends at once (the test would
+  // otherwise hang past its time-out), and nothing is removed.
+  clock_.Advance(std::chrono::hours(24 * 8));
   { HistoryPruner pruner(*store_, clock_, Options(1h)); }
-  EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);
   EXPECT_TRUE(store_->Get("ended"));
+  EXPECT_TRUE(Logged().empty());
 }
 
 }  // namespace
