@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 
 namespace slurmfleet {
 
@@ -24,5 +25,10 @@ class SystemClock final : public Clock {
     return std::chrono::steady_clock::now();
   }
 };
+
+// The clock's wall time in whole seconds since the epoch, as the state file and Slurm keep it.
+inline int64_t UnixSeconds(const Clock& clock) {
+  return std::chrono::duration_cast<std::chrono::seconds>(clock.Now().time_since_epoch()).count();
+}
 
 }  // namespace slurmfleet

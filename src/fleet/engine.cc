@@ -153,7 +153,7 @@ Status Engine::DistrustIntents() {
 }
 
 int64_t Engine::Now() const {
-  return std::chrono::duration_cast<std::chrono::seconds>(clock_.Now().time_since_epoch()).count();
+  return UnixSeconds(clock_);
 }
 
 Result<store::Submission> Engine::AddIntent(std::string key, const std::string& kind,

@@ -72,7 +72,7 @@ TemplateRegistry::TemplateRegistry(store::Store& store, const Clock& clock)
     : store_(store), clock_(clock) {}
 
 int64_t TemplateRegistry::Now() const {
-  return std::chrono::duration_cast<std::chrono::seconds>(clock_.Now().time_since_epoch()).count();
+  return UnixSeconds(clock_);
 }
 
 Result<std::unique_ptr<TemplateRegistry>> TemplateRegistry::Create(store::Store& store,

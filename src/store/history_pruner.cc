@@ -17,8 +17,7 @@ HistoryPruner::~HistoryPruner() {
 }
 
 Result<PruneCounts> HistoryPruner::RunOnce() {
-  const int64_t now =
-      std::chrono::duration_cast<std::chrono::seconds>(clock_.Now().time_since_epoch()).count();
+  const int64_t now = UnixSeconds(clock_);
   const int64_t keep = options_.keep.count();
   const std::string span =
       keep % 86400 == 0 ? fmt::format("{} days", keep / 86400) : fmt::format("{} s", keep);

@@ -39,10 +39,6 @@ constexpr int kUnsyncedCheckpointFrames = 16 * kCheckpointFrames;
 
 std::string Quoted(std::string_view key) { return "'" + std::string(key) + "'"; }
 
-int64_t UnixSeconds(const Clock& clock) {
-  return std::chrono::duration_cast<std::chrono::seconds>(clock.Now().time_since_epoch()).count();
-}
-
 // The single-instance lock: flock(LOCK_EX | LOCK_NB) on `<path>.lock`, which then holds our pid
 // for the message the next instance prints. Why this mechanism:
 //  - It dies with the process. The kernel drops a flock when the last descriptor of its open file
