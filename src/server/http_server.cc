@@ -64,7 +64,7 @@ std::unexpected<ApiError> Reject(int status, std::string code, std::string messa
 
 // Errors from the store and the engine, by what the client should do next. kAuth is the daemon's
 // own Slurm credential failing: a gateway problem, never the client's 401.
-ApiError FromError(const Error& error) {
+ApiError ToApiError(const Error& error) {
   switch (error.code) {
     case Code::kInvalidInput:
       return {400, "invalid_input", error.message, error.where, {}};
@@ -387,6 +387,9 @@ class ApiServer::Impl {
   std::expected<Principal, ApiError> Authenticate(const httplib::Request& req) const;
   std::optional<ApiError> CheckParams(const httplib::Request& req, const Route& route) const;
   std::optional<ApiError> RequireReady() const;
+  // ToApiError, less the state file's path the store's errors name as their `where`: that is no
+  // place in the request, and the server's file layout is not the client's business.
+  ApiError FromError(const Error& error) const;
   void Note(const httplib::Request& req, std::string principal, std::string detail);
   httplib::Server::HandlerResponse OnError(const httplib::Request& req, httplib::Response& res);
   void OnLogged(const httplib::Request& req, const httplib::Response& res);
@@ -496,9 +499,32 @@ Status ApiServer::Impl::Listen() {
   });
   const size_t threads = options_.worker_threads;
   http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response&) {
-    std::lock_guard lock(contexts_mu_);
-    contexts_[&req] = Context{req.method, req.path, clock_.Monotonic(), {}, {}};
+  // Runs before httplib reads a body, so it decides how much of one is read.
+  http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    {
+      std::lock_guard lock(contexts_mu_);
+      contexts_[&req] = Context{req.method, req.path, clock_.Monotonic(), {}, {}};
+    }
+    // The request is not const where httplib keeps it, only in this handler's signature.
+    auto& request = const_cast<httplib::Request&>(req);
+    if (req.has_header("Transfer-Encoding")) {
+      // cpp-httplib 0.11 reads a chunked body whole, past the payload limit: refused unread,
+      // and the connection closed after the answer so that the body is not read as requests
+      request.headers.erase("Connection");
+      request.set_header("Connection", "close");
+      WriteError(res, {411,
+                       "length_required",
+                       "send the body with a Content-Length header; chunked bodies are not "
+                       "accepted",
+                       {},
+                       {}});
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (!req.has_header("Content-Length")) {
+      // No Content-Length and no Transfer-Encoding means no body (RFC 9112, 6.3); httplib 0.11
+      // would wait for one until its read timeout.
+      request.set_header("Content-Length", "0");
+    }
     return httplib::Server::HandlerResponse::Unhandled;
   });
   http_.set_error_handler(httplib::Server::HandlerWithResponse(
@@ -584,6 +610,12 @@ void ApiServer::Impl::Serve(const Route& route, const httplib::Request& req,
     if (outcome.error().status >= 500) Note(req, {}, outcome.error().message);
     WriteError(res, outcome.error());
   }
+}
+
+ApiError ApiServer::Impl::FromError(const Error& error) const {
+  ApiError api = ToApiError(error);
+  if (api.where == store_.path()) api.where.clear();
+  return api;
 }
 
 std::expected<Principal, ApiError> ApiServer::Impl::Authenticate(

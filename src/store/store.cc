@@ -375,6 +375,8 @@ Status Store::Impl::UpdateRow(const Submission& s, const std::optional<Event>& e
 
 Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
+const std::string& Store::path() const { return impl_->path; }
+
 Store::~Store() = default;
 
 int Store::SchemaVersion() { return Migrations().back().version; }

@@ -67,6 +67,9 @@ class Store {
   static Result<std::unique_ptr<Store>> Open(const std::string& path, const Clock& clock);
   ~Store();  // closes the file, then releases the lock
 
+  // The state file's path as given to Open: the `where` of the store's own errors.
+  const std::string& path() const;
+
   // Records a new intent and an "intent" event in one transaction. kConflict if the key exists.
   // Sets version to 1 and created_at/updated_at from the clock. kInvalidInput for an empty key.
   Status Add(Submission& submission);
