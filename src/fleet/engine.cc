@@ -138,6 +138,14 @@ std::string Engine::StoppedCleanlyMeta() const {
 Status Engine::DistrustIntents() {
   std::vector<std::pair<store::Submission*, std::optional<store::Event>>> unsure;
   for (store::Submission& s : active_) {
+    if (s.phase == Phase::kSubmitting) {
+      // Marked before its POST, which may have left long after the mark (a large batch, a slow
+      // slurmrestd) and may still land: only now is known to be after it. Absence is proven
+      // relative to this time.
+      s.submit_sent_at = Now();
+      unsure.emplace_back(&s, std::nullopt);
+      continue;
+    }
     if (s.phase != Phase::kIntent) continue;
     s.phase = Phase::kSubmitting;
     // the last engine's POSTs all left before this one started
@@ -206,9 +214,12 @@ Status Engine::SubmitNow(
     slurm::JobRequest& request = wave.emplace_back(i.request);
     request.comment = TagComment({options_.instance, i.key}, request.comment);
   }
-  const int64_t at = Now();
   std::vector<Result<slurm::SubmitReceipt>> results =
       slurm_.SubmitAll(wave, options_.submit_concurrency);
+  // Taken once every POST has ended, not before the first left: with a few in flight at a time,
+  // and those with a rejected token sent again, the last of a wave leave much later, and an
+  // absence is proven relative to this time.
+  const int64_t at = Now();
   {
     std::lock_guard lock(inbox_mu_);
     for (size_t i = 0; i < subs.size(); ++i) {
@@ -396,7 +407,9 @@ PassStats Engine::Tick() {
   // what tracking just proved absent goes out again in the same pass
   if (!stats.slurm_error || stats.slurm_error->code == Code::kAuth) SubmitIntents(stats);
   CancelRequested(stats);
-  if (!stats.slurm_error && have_full_list_) CollectOrphans(stats, poll_started);
+  // Only on a pass that took the full list: a light pass would judge jobs by the last one, whose
+  // states may have moved on (a job seen to end since would look live)
+  if (!stats.slurm_error && stats.full_list && have_full_list_) CollectOrphans(stats, poll_started);
   Retire();
   return stats;
 }
@@ -1096,16 +1109,23 @@ void Engine::CollectOrphans(PassStats& stats, int64_t poll_started) {
     std::string why = duplicate ? "its submission's job is " + std::to_string(*owner->job_id)
                       : owner   ? "its submission is " + std::string(store::PhaseName(owner->phase))
                                 : "no submission owns it";
-    orphans_cancelled_.insert(job.job_id);  // once: Slurm's next list shows the outcome
+    // Once, when it was cancelled or refused for good (another user's job): Slurm's next list
+    // shows the outcome. One whose cancel may not have landed (slurmrestd unreachable, no answer)
+    // is tried again at the next full list, and said once.
+    const bool transient = !c && (c.error().code == Code::kUnavailable ||
+                                  c.error().code == Code::kUnknownOutcome ||
+                                  c.error().code == Code::kAuth);
+    if (!transient) orphans_cancelled_.insert(job.job_id);
     if (c) {
       ++stats.orphans_cancelled;
       (void)store_.AppendEvent(
           key, "orphan",
           "cancelled job " + std::to_string(job.job_id) + " carrying our tag: " + why);
-    } else {
+    } else if (!transient || orphans_failing_.insert(job.job_id).second) {
       (void)store_.AppendEvent(key, "warn",
                                "could not cancel orphan job " + std::to_string(job.job_id) + ": " +
-                                   c.error().ToString());
+                                   c.error().ToString() +
+                                   (transient ? "; trying again at the next full job list" : ""));
     }
   }
 }

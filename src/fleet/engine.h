@@ -312,6 +312,7 @@ class Engine {
   // Sorted when that list comes.
   std::vector<uint32_t> observed_elsewhere_;
   std::set<uint32_t> orphans_cancelled_;  // orphan jobs already cancelled (or refused): never again
+  std::set<uint32_t> orphans_failing_;    // orphan jobs whose cancel failed for now: said once
   int64_t full_list_at_ = 0;
   bool have_full_list_ = false;
   bool full_list_wanted_ = false;            // a job vanished from jobs/state

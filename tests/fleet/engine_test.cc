@@ -333,6 +333,47 @@ TEST_F(EngineTest, ASubmitNowJobWhoseAnswerACrashLostIsAdoptedNotSentAgain) {
   EXPECT_EQ(slurm_.jobs().size(), 1u);
 }
 
+TEST_F(EngineTest, ASubmitNowWavesAbsenceCountsFromItsLastPostNotItsFirst) {
+  // 16 POSTs in flight at a time against a slow slurmrestd: the wave's last POSTs leave 40 s
+  // after its first, and one of them may still land until the margin after that.
+  slurm_.lost_before_slurm = 1;
+  slurm_.while_submitting_all = [this] { Advance(40s); };
+  std::vector<std::pair<store::Record*, std::optional<store::Event>>> none;
+  ASSERT_TRUE(engine_->SubmitNow({{"now-6", "agent", "test", Request()}}, none));
+  engine_->Tick();
+  Advance(10s);
+  engine_->Tick();  // 50 s after the wave began, 10 s after its last POST: not proven absent
+  EXPECT_EQ(Get("now-6").phase, Phase::kSubmitting);
+  EXPECT_EQ(slurm_.submit_calls, 1);
+  Advance(40s);
+  engine_->Tick();
+  EXPECT_EQ(Get("now-6").phase, Phase::kPending);
+  EXPECT_EQ(slurm_.jobs().size(), 1u);
+}
+
+TEST_F(EngineTest, ASubmittingMarkACrashLeftCountsItsAbsenceFromTheRestart) {
+  // Marked long ago, its POST waited behind others and may have left just before the process
+  // died: after a crash only the restart is known to come after it.
+  const std::string key = Add("slow-post");
+  store::Submission marked = Get(key);
+  marked.phase = Phase::kSubmitting;
+  marked.attempts = 1;
+  marked.submit_sent_at = UnixSeconds(clock_);
+  ASSERT_TRUE(store_->Update(marked));
+  Advance(600s);
+  engine_.reset();  // no clean stop
+  engine_ = MakeEngine();
+  engine_->Tick();
+  Advance(30s);
+  engine_->Tick();
+  EXPECT_EQ(slurm_.submit_calls, 0) << "within the margin of the restart: never sent blindly";
+  EXPECT_EQ(Get(key).phase, Phase::kSubmitting);
+  Advance(20s);
+  engine_->Tick();
+  EXPECT_EQ(slurm_.submit_calls, 1);
+  EXPECT_EQ(Get(key).phase, Phase::kPending);
+}
+
 TEST_F(EngineTest, ASubmitNowJobCancelledRightAfterItsPostIsCancelledInSlurm) {
   std::vector<std::pair<store::Record*, std::optional<store::Event>>> none;
   ASSERT_TRUE(engine_->SubmitNow({{"now-3", "agent", "test", Request()}}, none));
@@ -568,6 +609,48 @@ TEST_F(EngineTest, OrphansWithOurTagAreCancelledAfterTheGracePeriodAndNothingEls
   EXPECT_EQ(slurm_.jobs().at(untagged).state.base, slurm::BaseState::kRunning);
   EXPECT_EQ(slurm_.jobs().at(other_instance).state.base, slurm::BaseState::kRunning);
   EXPECT_EQ(slurm_.jobs().at(other_user).state.base, slurm::BaseState::kRunning);
+}
+
+TEST_F(EngineTest, AnOrphanWhoseCancelFailedForNowIsCancelledAtTheNextFullList) {
+  uint32_t orphan = slurm_.AddForeignJob("slurmfleet:test:gone-3", "ci");
+  engine_->Tick();
+  Advance(61s);
+  slurm_.Touch();
+  slurm_.unavailable_cancels = 1;
+  ASSERT_TRUE(engine_->Tick().full_list);
+  EXPECT_EQ(slurm_.jobs().at(orphan).state.base, slurm::BaseState::kRunning);
+  Advance(31s);
+  slurm_.Touch();
+  ASSERT_TRUE(engine_->Tick().full_list);
+  EXPECT_EQ(slurm_.jobs().at(orphan).state.base, slurm::BaseState::kCancelled);
+  auto events = store_->Events("gone-3", 0, 0);
+  ASSERT_TRUE(events);
+  ASSERT_EQ(events->size(), 2u);
+  EXPECT_NE((*events)[0].message.find("trying again at the next full job list"),
+            std::string::npos)
+      << (*events)[0].message;
+  EXPECT_EQ((*events)[1].type, "orphan");
+}
+
+TEST_F(EngineTest, AJobSeenToEndBetweenFullListsIsNotTakenForAnOrphan) {
+  std::string key = Add("run-30");
+  engine_->Tick();
+  uint32_t id = *Get(key).job_id;
+  Advance(61s);  // older than the orphan grace
+  slurm_.Touch();
+  ASSERT_TRUE(engine_->Tick().full_list);
+  slurm_.SetState(id, {"COMPLETED"});
+  Advance(1s);
+  ASSERT_FALSE(engine_->Tick().full_list);  // jobs/state shows the end: retired
+  ASSERT_EQ(Get(key).phase, Phase::kSucceeded);
+  const int cancels = slurm_.cancel_calls;
+  ASSERT_FALSE(engine_->Tick().full_list);  // the last full list still shows it running
+  Advance(31s);
+  ASSERT_TRUE(engine_->Tick().full_list);
+  EXPECT_EQ(slurm_.cancel_calls, cancels);
+  auto events = store_->Events(key, 0, 0);
+  ASSERT_TRUE(events);
+  for (const store::Event& e : *events) EXPECT_NE(e.type, "orphan") << e.message;
 }
 
 TEST_F(EngineTest, ALateDuplicateOfALiveSubmissionIsCancelled) {

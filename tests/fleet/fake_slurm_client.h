@@ -29,8 +29,9 @@ class FakeSlurmClient final : public slurm::Client {
   }
   std::vector<Result<slurm::SubmitReceipt>> SubmitAll(const std::vector<slurm::JobRequest>& rs,
                                                       size_t) override {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
     ++submit_all_calls;
+    RunOnce(while_submitting_all, lock);
     std::vector<Result<slurm::SubmitReceipt>> results;
     for (const slurm::JobRequest& r : rs) results.push_back(SubmitLocked(r));
     return results;
@@ -100,6 +101,10 @@ class FakeSlurmClient final : public slurm::Client {
     std::unique_lock lock(mu_);
     ++cancel_calls;
     RunOnce(while_cancelling, lock);
+    if (unavailable_cancels > 0) {
+      --unavailable_cancels;
+      return Fail(Code::kUnavailable, "connection refused", "DELETE");
+    }
     auto it = jobs_.find(ref.id);
     if (it == jobs_.end()) return Fail(Code::kNotFound, "no such job", "DELETE");
     if (it->second.user_name != user_)
@@ -158,6 +163,8 @@ class FakeSlurmClient final : public slurm::Client {
   // Runs once, inside the next JobsChangedSince, before it answers (on the engine's helper
   // thread): a slow job list with something happening meanwhile.
   std::function<void()> while_listing;
+  // The same, inside the next SubmitAll, before its POSTs: a wave whose last POSTs leave late.
+  std::function<void()> while_submitting_all;
   // The same, inside the next Cancel: a slow cancel with intents arriving meanwhile.
   std::function<void()> while_cancelling;
   // The same, inside the next GetJob: a slow detail GET with cancels requested meanwhile.
@@ -168,6 +175,7 @@ class FakeSlurmClient final : public slurm::Client {
   int lost_before_slurm = 0;
   int unavailable_submits = 0;
   int unavailable_lists = 0;
+  int unavailable_cancels = 0;
   int reject_submits = 0;
   int submit_calls = 0, submit_all_calls = 0, list_calls = 0, state_calls = 0, all_state_calls = 0,
       cancel_calls = 0, get_calls = 0;
