@@ -712,7 +712,11 @@ void Provisioner::CallJenkins(Launching& l) const {
     if (!l.created && l.created.error().code == Code::kConflict) {
       // ours from before a crash (recorded after the node was made): adopt it
       Result<jenkins::Computer> existing = jenkins_.GetComputer(l.node->name);
-      if (existing && existing->description.starts_with(Marker())) l.created = {};
+      if (existing && existing->description.starts_with(Marker())) {
+        l.created = {};
+      } else if (!existing && existing.error().code != Code::kNotFound) {
+        l.created = std::unexpected(existing.error());  // whose it is: asked again next pass
+      }
     }
     if (!l.created) return;
   }
@@ -738,6 +742,8 @@ std::optional<slurm::JobRequest> Provisioner::Finish(Launching& l) {
         }
         return std::nullopt;  // the next pass tries again; an unknown outcome is adopted then
       }
+      // No node of ours to delete: one of that name, if any, is someone else's
+      agent.node_deleted = true;
       EndAgent(
           agent, true, "failed",
           "Jenkins refused to create node " + agent.name + ": " + l.created.error().ToString());
@@ -1019,10 +1025,12 @@ void Provisioner::NoticeUnseenBuilds(const std::vector<jenkins::QueueItem>& want
       continue;
     }
     if (!fate->left) continue;  // still queued, only not wanting an executor now (blocked)
-    if (fate->executable_url.empty()) {
-      left_.erase(it);  // cancelled
+    if (fate->cancelled) {
+      left_.erase(it);
       continue;
     }
+    // Jenkins lists an item as left a moment before it names its run: asked again next pass
+    if (fate->executable_url.empty()) continue;
     const Result<jenkins::RunInfo>& run = *a.run;
     if (!run) {
       if (run.error().code == Code::kInvalidInput) left_.erase(it);
@@ -1267,6 +1275,8 @@ void Provisioner::FinishTerminate(Agent& agent) {
   if (Result<store::Submission> sub = store_.Get(agent.name); sub && FindCloud(agent.cloud)) {
     if (!store::IsTerminal(sub->phase)) return;  // next pass
     end_state = sub->slurm_state;
+  } else if (!sub && sub.error().code != Code::kNotFound && FindCloud(agent.cloud)) {
+    return;  // the store could not say whether the job ended: next pass
   }
   agent.phase = agent.failed ? AgentPhase::kFailed : AgentPhase::kDone;
   Save(agent, "ended",
@@ -1278,7 +1288,9 @@ void Provisioner::DeleteStrayNodes(const std::map<std::string, jenkins::Computer
   std::vector<std::string> strays;
   for (const auto& [name, node] : nodes) {
     if (agents_.contains(name) || !node.description.starts_with(Marker())) continue;
-    if (node.building()) continue;  // never cut a running build: delete it once it ended
+    // Never cut a running build: delete it once it ended. A Pipeline block's executor stays busy
+    // after its agent is gone, until the node is removed, so only a connected one is waited for.
+    if (node.connected() && node.building()) continue;
     strays.push_back(name);
   }
   const std::vector<Status> answers = DeleteSideBySide(strays);

@@ -595,6 +595,38 @@ TEST_F(ProvisionerTest, AOneBuildAgentsBuildThatCameAndWentBetweenTwoPassesIsIts
   EXPECT_EQ(Agents()[0].outcome, "its one build finished");
 }
 
+// Jenkins puts an item among the left ones a moment before it names the run it became: that
+// look is not a cancellation, and the run is found at the next one.
+TEST_F(ProvisionerTest, AnItemSeenLeftBeforeItsRunIsNamedIsAskedAgain) {
+  const int64_t id = jenkins_.Enqueue("linux");
+  const std::string name = ConnectFirstAgent();
+  Pass();
+  const std::string run = "http://jenkins.test/job/j/1/";
+  std::erase_if(jenkins_.queue, [&](const jenkins::QueueItem& i) { return i.id == id; });
+  jenkins_.fates[id] = {true, false, ""};
+  Pass();
+  EXPECT_FALSE(jenkins_.nodes.at(name).temporarily_offline);
+  jenkins_.fates[id] = {true, false, run};
+  jenkins_.runs[run] = {false, "SUCCESS", name};
+  Pass();
+  EXPECT_TRUE(jenkins_.nodes.at(name).temporarily_offline) << "drained: no second build";
+  ASSERT_EQ(Agents().size(), 1u);
+  EXPECT_EQ(Agents()[0].builds, 1) << Events(name);
+}
+
+TEST_F(ProvisionerTest, ACancelledItemIsLetGo) {
+  const int64_t id = jenkins_.Enqueue("linux");
+  ConnectFirstAgent();
+  Pass();
+  std::erase_if(jenkins_.queue, [&](const jenkins::QueueItem& i) { return i.id == id; });
+  jenkins_.fates[id] = {true, true, ""};
+  Pass();
+  const int calls = jenkins_.fate_calls;
+  EXPECT_GE(calls, 1);
+  Pass();
+  EXPECT_EQ(jenkins_.fate_calls, calls) << "not asked again";
+}
+
 TEST_F(ProvisionerTest, AnItemThatLeftForAnotherNodeOrAPipelineRunLeavesTheAgentAlone) {
   const int64_t id = jenkins_.Enqueue("linux");
   const std::string name = ConnectFirstAgent();
@@ -1153,6 +1185,33 @@ TEST_F(ProvisionerTest, AStrayNodeWithOurMarkerIsDeleted) {
   Pass();
   EXPECT_FALSE(jenkins_.nodes.contains("c1-cpu-1-99"));
   EXPECT_TRUE(jenkins_.nodes.contains("static-1"));
+}
+
+// A Pipeline block's executor stays busy after its agent is gone, until the node is removed:
+// only a stray whose agent is connected is left to finish its build.
+TEST_F(ProvisionerTest, AStrayNodeStillBusyAfterItsAgentLeftIsDeleted) {
+  CreateStrayNode("c1-cpu-1-96");
+  CreateStrayNode("c1-cpu-1-97");
+  jenkins_.StartBuild("c1-cpu-1-96", "http://jenkins.test/job/p/1/");
+  jenkins_.Connect("c1-cpu-1-97");
+  jenkins_.StartBuild("c1-cpu-1-97", "http://jenkins.test/job/p/2/");
+  Pass();
+  EXPECT_FALSE(jenkins_.nodes.contains("c1-cpu-1-96"));
+  EXPECT_TRUE(jenkins_.nodes.contains("c1-cpu-1-97")) << "its build runs on";
+  jenkins_.EndBuild("c1-cpu-1-97");
+  Pass();
+  EXPECT_FALSE(jenkins_.nodes.contains("c1-cpu-1-97"));
+}
+
+// A node name Jenkins refuses may be another's node: the agent ends without deleting it.
+TEST_F(ProvisionerTest, AnAgentWhoseNodeJenkinsRefusedDeletesNoNode) {
+  jenkins_.fail_create = FakeJenkinsClient::Failure{Code::kConflict, "already exists"};
+  jenkins_.Enqueue("linux");
+  Pass();
+  Pass();
+  ASSERT_EQ(Agents().size(), 1u);
+  EXPECT_EQ(Agents()[0].phase, AgentPhase::kFailed) << Events(Agents()[0].name);
+  EXPECT_EQ(jenkins_.delete_calls, 0);
 }
 
 // After a restart that lost the state, or a wave of agents whose records could not be written,
