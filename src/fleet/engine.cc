@@ -717,7 +717,11 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
         ++stats.adopted;
         seen.Record(s, "adopted",
                     "found job " + std::to_string(job.job_id) +
-                        " by its tag after an unknown submit outcome: " + StateText(job));
+                        " by its tag after an unknown submit outcome: " + StateText(job) +
+                        (d.failure.empty() ? "" : ": " + d.failure));
+        if (d.phase == Phase::kFailed && job.state.base == slurm::BaseState::kPending) {
+          seen.stuck.emplace_back(&s, slurm::JobRef{job.job_id, job.sluid});
+        }
       } else if (have_full_list_ &&
                  full_list_at_ >
                      s.submit_sent_at + static_cast<int64_t>(options_.absence_margin.count())) {

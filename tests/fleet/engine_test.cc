@@ -585,6 +585,22 @@ TEST_F(EngineTest, AnUnresolvablePendingReasonFailsFastAndCancelsTheJob) {
   EXPECT_EQ(slurm_.jobs().at(id).state.base, slurm::BaseState::kCancelled);
 }
 
+TEST_F(EngineTest, AJobAdoptedPendingForAnUnresolvableReasonIsCancelledToo) {
+  slurm_.dropped_responses = 1;
+  // the job is stuck by the time the list that finds it is taken
+  slurm_.while_listing = [this] {
+    slurm_.SetState(slurm_.jobs().begin()->first, {"PENDING"}, "BadConstraints");
+  };
+  std::string key = Add("run-31");
+  engine_->Tick();
+  ASSERT_EQ(slurm_.jobs().size(), 1u);
+  const uint32_t id = slurm_.jobs().begin()->first;
+  store::Submission s = Get(key);
+  EXPECT_EQ(s.phase, Phase::kFailed);
+  EXPECT_EQ(s.job_id, id);
+  EXPECT_EQ(slurm_.jobs().at(id).state.base, slurm::BaseState::kCancelled);
+}
+
 TEST_F(EngineTest, AResolvablePendingReasonKeepsWaiting) {
   std::string key = Add("run-13");
   engine_->Tick();
