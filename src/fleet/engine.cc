@@ -458,6 +458,7 @@ void Engine::FullTrack(PassStats& stats, int64_t poll_started) {
     return;
   }
   if (snapshot->changed) last_full_list_jobs_ = snapshot->listed;
+  job_user_ = slurm_.JobUser();
   stats.tracking_requests = 1;
   stats.full_list = true;
   stats.jobs_listed = snapshot->listed;
@@ -626,7 +627,10 @@ void Engine::TakeList(const slurm::JobsSnapshot& snapshot) {
       const slurm::JobInfo& job = snapshot.jobs[i];
       l.job_id = job.job_id;
       std::optional<JobTagView> tag = ParseTagView(job.comment);
-      if (tag && tag->instance == options_.instance) {
+      // Another user's job with our tag is not ours, whatever it says: never adopted in place of
+      // the job a lost answer left unknown (ours would then be cancelled as its duplicate).
+      const bool others = !job_user_.empty() && !job.user_name.empty() && job.user_name != job_user_;
+      if (tag && tag->instance == options_.instance && !others) {
         written.push_back({tag->key, static_cast<uint32_t>(i), -1});
       }
     }

@@ -95,6 +95,10 @@ class Client {
   // another user's job hangs slurmctld 26.05.5). A job that already ended is success. kNotFound
   // for an unknown job.
   virtual Status Cancel(const JobRef& job, std::string_view signal = {}) = 0;
+
+  // The Slurm user the jobs this client submits run as (its token's user), or empty when the
+  // token does not say (or there is none yet).
+  virtual std::string JobUser() = 0;
 };
 
 }  // namespace slurmfleet::slurm

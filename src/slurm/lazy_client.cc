@@ -37,6 +37,11 @@ auto OnConnected(LazyClient& lazy, Call&& call) -> decltype(call(std::declval<Re
 
 }  // namespace
 
+std::string LazyClient::JobUser() {
+  Result<RestClient*> c = Connected();
+  return c ? (*c)->JobUser() : std::string();
+}
+
 Result<PingReport> LazyClient::Ping() {
   return OnConnected(*this, [](RestClient& c) { return c.Ping(); });
 }

@@ -19,6 +19,7 @@ class LazyClient final : public Client {
   Result<RestClient*> Connected();
 
   std::string_view api_version() const override;
+  std::string JobUser() override;
   Result<PingReport> Ping() override;
   Result<SubmitReceipt> Submit(const JobRequest& request) override;
   std::vector<Result<SubmitReceipt>> SubmitAll(const std::vector<JobRequest>& requests,

@@ -262,6 +262,11 @@ void RestClient::Recycle(JobsSnapshot&& snapshot) {
   handed_out_ = nullptr;
 }
 
+std::string RestClient::JobUser() {
+  Result<auth::Token> token = tokens_.Get();
+  return token ? token->user : std::string();
+}
+
 Result<PingReport> RestClient::Ping() {
   Result<nlohmann::json> body = Call("GET", dialect_->Path("/ping/"), "", Idempotent::kYes);
   if (!body) return std::unexpected(body.error());

@@ -47,6 +47,7 @@ class RestClient final : public Client {
                                                      RestClientOptions options);
 
   std::string_view api_version() const override { return dialect_->version; }
+  std::string JobUser() override;
   const Dialect& dialect() const { return *dialect_; }
   // The versions `auto` found the server to answer (newest first); empty when pinned.
   const std::vector<std::string>& offered_versions() const { return offered_; }

@@ -454,6 +454,27 @@ TEST_F(EngineTest, ASubmitThatNeverArrivedIsResentOnlyAfterAbsenceIsProven) {
   EXPECT_EQ(slurm_.jobs().size(), 1u);
 }
 
+TEST_F(EngineTest, AnotherUsersJobCarryingTheTagOfAnUnsureSubmissionIsNeverAdopted) {
+  slurm_.lost_before_slurm = 1;
+  const uint32_t planted = slurm_.AddForeignJob("slurmfleet:test:run-32", "alice");
+  std::string key = Add("run-32");
+  engine_->Tick();
+  EXPECT_EQ(Get(key).phase, Phase::kSubmitting);
+  EXPECT_FALSE(Get(key).job_id);
+  Advance(46s);
+  slurm_.Touch();
+  engine_->Tick();  // absent (only alice's job carries the tag): sent again
+  store::Submission s = Get(key);
+  EXPECT_EQ(s.phase, Phase::kPending);
+  ASSERT_TRUE(s.job_id);
+  EXPECT_NE(*s.job_id, planted);
+  Advance(61s);
+  slurm_.Touch();
+  Settle();
+  EXPECT_EQ(slurm_.jobs().at(*s.job_id).state.base, slurm::BaseState::kPending);
+  EXPECT_EQ(slurm_.jobs().at(planted).state.base, slurm::BaseState::kRunning);
+}
+
 TEST_F(EngineTest, ARestartedEngineAdoptsWhatItsPredecessorLeftUnsure) {
   slurm_.dropped_responses = 1;
   std::string key = Add("run-9");

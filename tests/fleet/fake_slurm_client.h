@@ -21,6 +21,7 @@ class FakeSlurmClient final : public slurm::Client {
   explicit FakeSlurmClient(std::string user = "ci") : user_(std::move(user)) {}
 
   std::string_view api_version() const override { return "v0.0.45"; }
+  std::string JobUser() override { return user_; }
   Result<slurm::PingReport> Ping() override { return slurm::PingReport{}; }
 
   Result<slurm::SubmitReceipt> Submit(const slurm::JobRequest& r) override {
