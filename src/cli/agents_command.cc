@@ -7,6 +7,7 @@
 #include <iostream>
 #include <thread>
 
+#include "base/url.h"
 #include "cli/client_options.h"
 #include "cli/commands.h"
 #include "cli/daemon_client.h"
@@ -91,8 +92,8 @@ int RunActivities(const ActivitiesOptions& o) {
   while (true) {
     std::string path =
         "/api/v1/activities?limit=" + std::to_string(o.limit) + "&after=" + std::to_string(after);
-    if (!o.agent.empty()) path += "&agent=" + o.agent;
-    if (!o.cloud.empty()) path += "&cloud=" + o.cloud;
+    if (!o.agent.empty()) path += "&agent=" + PercentEncode(o.agent);
+    if (!o.cloud.empty()) path += "&cloud=" + PercentEncode(o.cloud);
     Result<nlohmann::json> body = DaemonGet(o.daemon, path);
     if (!body) return ReportError(body.error(), o.daemon.json);
     bool more = false;

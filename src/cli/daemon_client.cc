@@ -2,15 +2,23 @@
 
 #include <httplib.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "base/secret.h"
+#include "base/url.h"
 
 namespace slurmfleet::cli {
 namespace {
 
 Result<Secret> ReadToken(const std::string& file) {
+  // an ifstream opens a directory and then reads nothing from it, which would say "empty"
+  if (std::error_code ec; std::filesystem::is_directory(file, ec)) {
+    return Fail(Code::kInvalidInput,
+                "is a directory; give the path of the file that holds the API token",
+                "--api-token-file " + file);
+  }
   std::ifstream in(file);
   if (!in) {
     return Fail(Code::kInvalidInput,
@@ -40,14 +48,14 @@ void AddDaemonFlags(CLI::App& command, DaemonOptions& options) {
 }
 
 Result<nlohmann::json> DaemonGet(const DaemonOptions& options, const std::string& path) {
-  const std::string where = "GET " + options.url + path;
+  const std::string where = "GET " + WithoutUserinfo(options.url) + path;
   if (options.token_file.empty()) {
     return Fail(Code::kInvalidInput,
                 "no API token: pass --api-token-file or set SLURMFLEET_API_TOKEN_FILE", where);
   }
   if (!options.url.starts_with("http://") && !options.url.starts_with("https://")) {
     return Fail(Code::kInvalidInput,
-                "'" + options.url +
+                "'" + WithoutUserinfo(options.url) +
                     "' is not an http:// or https:// URL; e.g. --daemon "
                     "http://127.0.0.1:8470",
                 "--daemon");

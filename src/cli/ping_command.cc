@@ -5,6 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "base/url.h"
 #include "cli/client_options.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
@@ -41,7 +42,7 @@ int RunPing(const ClientOptions& options) {
   if (options.json) {
     nlohmann::json j = {
         {"reachable", true},
-        {"url", options.url.empty() ? std::string() : options.url},
+        {"url", WithoutUserinfo(options.url)},
         {"api_version", report->api_version},
         {"api_version_mode", pinned == "auto" ? "auto" : "pinned"},
         {"offered_versions", report->offered_versions},

@@ -3,15 +3,16 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <limits>
 #include <set>
 #include <sstream>
 
 #include "base/read_file.h"
+#include "base/url.h"
 #include "config/yaml_reader.h"
 #include "fleet/job_tag.h"
 #include "launch/agent_name.h"
 #include "slurm/dialect.h"
+#include "slurm/job.h"
 #include "spec/job_desc_schema.h"
 #include "spec/job_object.h"
 #include "spec/resolve.h"
@@ -21,7 +22,6 @@ namespace {
 
 using spec::JobTemplate;
 
-constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 constexpr const char* kInlineSecretFix =
     "credentials are never written inline: put the token in a file only slurmfleet can read and "
     "set jwtFile to its path (or use jwtEnv / jwtKeyFile)";
@@ -76,20 +76,22 @@ void CheckUrl(MapReader& r, std::string_view key, const std::string& value,
     }
     return;
   }
+  const std::string shown = WithoutUserinfo(value);
   std::string fix = value.find("://") == std::string::npos
-                        ? "write it with its scheme: http://" + value + " or https://" + value
+                        ? "write it with its scheme: http://" + shown + " or https://" + shown
                         : "write an http:// or https:// URL, e.g. " + std::string(example);
   r.sink().Report(r.node()[std::string(key)], r.PathOf(key),
-                  "'" + value + "' is not an http:// or https:// URL", std::move(fix));
+                  "'" + shown + "' is not an http:// or https:// URL", std::move(fix));
 }
 
 // slurmrestd also listens on local sockets, named as on its own command line: unix:/path.
 void CheckSlurmUrl(MapReader& r, std::string_view key, const std::string& value) {
   if (value.starts_with("unix:/")) return;
   if (value.starts_with("unix:")) {
-    r.sink().Report(r.node()[std::string(key)], r.PathOf(key),
-                    "'" + value + "' does not name the socket by its absolute path",
-                    "write unix:/path/to/slurmrestd.socket, as on slurmrestd's command line");
+    r.sink().Report(
+        r.node()[std::string(key)], r.PathOf(key),
+        "'" + WithoutUserinfo(value) + "' does not name the socket by its absolute path",
+        "write unix:/path/to/slurmrestd.socket, as on slurmrestd's command line");
     return;
   }
   CheckUrl(r, key, value, "http://slurmrestd.example.org:6820");
@@ -230,11 +232,14 @@ JobTemplate DecodeTemplate(const YAML::Node& n, const std::string& path, Diagnos
   t.label = r.String("label");
   t.job.partition = r.String("partition");
   t.default_partition = r.String("defaultPartition");
-  if (auto v = r.Int("cpusPerTask", 1, kInt32Max)) t.job.cpus_per_task = static_cast<int32_t>(*v);
-  if (auto v = r.Int("memoryPerNode", 1, std::numeric_limits<int64_t>::max())) {
+  // the ranges of the job's JSON fields too, so a stored agent request always reads back
+  if (auto v = r.Int("cpusPerTask", slurm::kCountRange.min, slurm::kCountRange.max)) {
+    t.job.cpus_per_task = static_cast<int32_t>(*v);
+  }
+  if (auto v = r.Int("memoryPerNode", slurm::kMemoryMbRange.min, slurm::kMemoryMbRange.max)) {
     t.job.memory_per_node_mb = static_cast<uint64_t>(*v);
   }
-  if (auto v = r.Int("timeLimit", 1, std::numeric_limits<uint32_t>::max() - 1)) {
+  if (auto v = r.Int("timeLimit", slurm::kTimeLimitRange.min, slurm::kTimeLimitRange.max)) {
     t.job.time_limit_minutes = static_cast<uint32_t>(*v);
   }
   t.job.tres_per_job = r.String("tresPerJob");

@@ -17,6 +17,7 @@
 
 #include "base/ca_file.h"
 #include "base/curl_transfer_options.h"
+#include "base/url.h"
 
 namespace slurmfleet::jenkins {
 
@@ -78,32 +79,11 @@ std::string_view Trim(std::string_view text) {
   return text.substr(begin, text.find_last_not_of(kBlanks) - begin + 1);
 }
 
-// RFC 3986 percent-encoding of everything but the unreserved characters: right for a query value,
-// a form field and a path segment alike (so `[`, `]`, `,`, `&`, `/` and ' ' are all encoded).
-std::string Encode(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    unsigned char u = static_cast<unsigned char>(c);
-    bool unreserved = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                      c == '-' || c == '.' || c == '_' || c == '~';
-    if (unreserved) {
-      out += c;
-    } else {
-      out += '%';
-      out += kHex[u >> 4];
-      out += kHex[u & 0xf];
-    }
-  }
-  return out;
-}
-
 std::string Form(std::initializer_list<std::pair<std::string_view, std::string_view>> fields) {
   std::string out;
   for (const auto& [name, value] : fields) {
     if (!out.empty()) out += '&';
-    out += Encode(name) + "=" + Encode(value);
+    out += PercentEncode(name) + "=" + PercentEncode(value);
   }
   return out;
 }
@@ -496,10 +476,10 @@ Result<std::unique_ptr<HttpClient>> HttpClient::Create(HttpClientOptions options
   std::string_view host = std::string_view(url).substr(authority);
   host = host.substr(0, host.find('/'));
   if (authority == 0 || host.empty() || url.find_first_of("?# ") != std::string::npos) {
-    return Fail(
-        Code::kInvalidInput,
-        "'" + AsciiOnly(url) + "' is not an http:// or https:// URL; use e.g. http://jenkins:8080/",
-        "base_url");
+    return Fail(Code::kInvalidInput,
+                "'" + AsciiOnly(WithoutUserinfo(url)) +
+                    "' is not an http:// or https:// URL; use e.g. http://jenkins:8080/",
+                "base_url");
   }
   if (host.find('@') != std::string_view::npos) {
     // Never echo it: the part before '@' may be a password.
@@ -581,18 +561,19 @@ Result<HttpClient::Response> HttpClient::SendOnce(const Request& request, const 
   std::string what = curl_error[0] != '\0' ? curl_error : curl_easy_strerror(rc);
   if (NeverSent(rc)) {
     return Fail(Code::kUnavailable,
-                "cannot reach Jenkins at " + options_.base_url + ": " + what +
+                "cannot reach Jenkins at " + WithoutUserinfo(options_.base_url) + ": " + what +
                     "; check the URL and that Jenkins runs",
                 request.Where());
   }
   if (request.idempotent) {
-    return Fail(Code::kUnavailable,
-                "no complete answer from Jenkins at " + options_.base_url + ": " + what,
-                request.Where());
+    return Fail(
+        Code::kUnavailable,
+        "no complete answer from Jenkins at " + WithoutUserinfo(options_.base_url) + ": " + what,
+        request.Where());
   }
   return Fail(Code::kUnknownOutcome,
-              "no complete answer from Jenkins at " + options_.base_url + ": " + what +
-                  "; the request may have taken effect, so look before sending it again",
+              "no complete answer from Jenkins at " + WithoutUserinfo(options_.base_url) + ": " +
+                  what + "; the request may have taken effect, so look before sending it again",
               request.Where());
 }
 
@@ -694,7 +675,8 @@ Error HttpClient::StatusError(const Request& request, const Response& response) 
 template <typename T, typename Decode>
 Result<T> HttpClient::GetJson(const std::string& path, const std::string& tree, bool english,
                               Decode decode) {
-  Request request{.method = "GET", .path = path + "?tree=" + Encode(tree), .english = english};
+  Request request{
+      .method = "GET", .path = path + "?tree=" + PercentEncode(tree), .english = english};
   auto response = Send(request);
   if (!response) return std::unexpected(response.error());
   if (response->status < 200 || response->status >= 300) {
@@ -725,7 +707,7 @@ Result<ControllerInfo> HttpClient::Discover() {
         info.session = AsciiOnly(response.Header("x-jenkins-session"));
         if (info.version.empty()) {
           return Fail(Code::kInvalidInput,
-                      options_.base_url +
+                      WithoutUserinfo(options_.base_url) +
                           " answered without an X-Jenkins header, so it is not Jenkins; check "
                           "base_url",
                       "GET /api/json");
@@ -786,7 +768,7 @@ Result<std::vector<Computer>> HttpClient::Computers() {
 Result<Computer> HttpClient::GetComputer(const std::string& name) {
   if (auto ok = CheckNodeName(name); !ok) return std::unexpected(ok.error());
   return GetJson<Computer>(
-      "computer/" + Encode(name) + "/api/json", std::string(kComputerFields), false,
+      "computer/" + PercentEncode(name) + "/api/json", std::string(kComputerFields), false,
       [](const json& body, const Response&) -> Result<Computer> { return DecodeComputer(body); });
 }
 
@@ -851,7 +833,8 @@ Status HttpClient::CreateNode(const NodeSpec& node) {
 
 Result<Secret> HttpClient::AgentSecret(const std::string& name) {
   if (auto ok = CheckNodeName(name); !ok) return std::unexpected(ok.error());
-  Request request{.method = "GET", .path = "computer/" + Encode(name) + "/jenkins-agent.jnlp"};
+  Request request{.method = "GET",
+                  .path = "computer/" + PercentEncode(name) + "/jenkins-agent.jnlp"};
   auto response = Send(request);
   if (!response) return std::unexpected(response.error());
   if (response->status != 200) return std::unexpected(StatusError(request, *response));
@@ -878,7 +861,7 @@ Result<Secret> HttpClient::AgentSecret(const std::string& name) {
 Status HttpClient::Drain(const std::string& name, const std::string& message) {
   if (auto ok = CheckNodeName(name); !ok) return ok;
   Request request{.method = "POST",
-                  .path = "computer/" + Encode(name) + "/changeOfflineCause",
+                  .path = "computer/" + PercentEncode(name) + "/changeOfflineCause",
                   .form = Form({{"offlineMessage", message}}),
                   .idempotent = false,
                   .may_repeat = false};
@@ -895,7 +878,7 @@ Status HttpClient::SetDescription(const std::string& name, const std::string& de
                   "node description");
     }
   }
-  const std::string path = "computer/" + Encode(name) + "/config.xml";
+  const std::string path = "computer/" + PercentEncode(name) + "/config.xml";
   Request get{.method = "GET", .path = path};
   auto current = Send(get);
   if (!current) return std::unexpected(current.error());
@@ -929,7 +912,7 @@ Status HttpClient::SetDescription(const std::string& name, const std::string& de
 Status HttpClient::DeleteNode(const std::string& name) {
   if (auto ok = CheckNodeName(name); !ok) return ok;
   Request request{.method = "POST",
-                  .path = "computer/" + Encode(name) + "/doDelete",
+                  .path = "computer/" + PercentEncode(name) + "/doDelete",
                   .idempotent = false,
                   .may_repeat = false};
   return SendAction(request);
@@ -937,7 +920,7 @@ Status HttpClient::DeleteNode(const std::string& name) {
 
 Result<LabelLoad> HttpClient::Label(const std::string& expression) {
   return GetJson<LabelLoad>(
-      "label/" + Encode(expression) + "/api/json",
+      "label/" + PercentEncode(expression) + "/api/json",
       "name,busyExecutors,idleExecutors,totalExecutors,offline,nodes[nodeName],"
       "loadStatistics[queueLength[sec10[latest]],availableExecutors[sec10[latest]]]",
       false, [](const json& body, const Response&) -> Result<LabelLoad> {

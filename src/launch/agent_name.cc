@@ -22,10 +22,11 @@ Status CheckChars(std::string_view what, std::string_view name, size_t max_lengt
   }
   for (char c : name) {
     if (!IsNameChar(c)) {
-      std::string shown =
-          (c >= 0x20 && c < 0x7f)
-              ? std::string(1, c)
-              : "\\x" + std::to_string(static_cast<int>(static_cast<unsigned char>(c)));
+      static constexpr char kHex[] = "0123456789ABCDEF";
+      const auto u = static_cast<unsigned char>(c);
+      const std::string shown = (c >= 0x20 && c < 0x7f)
+                                    ? std::string(1, c)
+                                    : std::string{'\\', 'x', kHex[u >> 4], kHex[u & 0xf]};
       return Fail(Code::kInvalidInput, std::string(what) + " '" + std::string(name) +
                                            "' contains '" + shown +
                                            "'; use only letters, digits, '.', '_' and '-'");

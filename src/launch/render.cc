@@ -3,6 +3,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/url.h"
 #include "launch/agent_name.h"
 #include "launch/java_check.h"
 #include "launch/shell_quote.h"
@@ -261,7 +262,8 @@ Result<RenderedJob> Render(const ResolvedTemplate& t, const LaunchContext& c) {
   if (Status s = ValidateName("template name", t.name); !s) return std::unexpected(s.error());
   if (Status s = ValidateAgentName(c.agent_name); !s) return std::unexpected(s.error());
   if (!c.jenkins_url.starts_with("http://") && !c.jenkins_url.starts_with("https://")) {
-    return Fail(Code::kInvalidInput, "'" + c.jenkins_url + "' is not an http:// or https:// URL",
+    return Fail(Code::kInvalidInput,
+                "'" + WithoutUserinfo(c.jenkins_url) + "' is not an http:// or https:// URL",
                 "jenkinsUrl");
   }
   if (!t.job.current_working_directory) {

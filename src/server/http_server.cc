@@ -24,6 +24,7 @@
 #include "auth/jwt.h"
 #include "base/json_depth.h"
 #include "base/listen_backlog.h"
+#include "base/url.h"
 #include "server/version.h"
 #include "slurm/dialect.h"
 
@@ -132,33 +133,6 @@ std::string Printable(std::string_view text) {
   }
   if (text.size() > kMaxLoggedPath) out += "...";
   return out;
-}
-
-std::string PercentEncode(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (char c : text) {
-    auto u = static_cast<unsigned char>(c);
-    if (std::isalnum(u) || c == '-' || c == '.' || c == '_' || c == '~') {
-      out.push_back(c);
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[u >> 4]);
-      out.push_back(kHex[u & 0xf]);
-    }
-  }
-  return out;
-}
-
-// "https://user:pass@host/x" -> "https://host/x": a URL with credentials must not reach a client.
-std::string WithoutUserinfo(const std::string& url) {
-  size_t scheme = url.find("://");
-  size_t start = scheme == std::string::npos ? 0 : scheme + 3;
-  size_t end = url.find_first_of("/?#", start);
-  if (end == std::string::npos) end = url.size();
-  size_t at = url.rfind('@', end);
-  if (at == std::string::npos || at < start) return url;
-  return url.substr(0, start) + url.substr(at + 1);
 }
 
 // ISO-8601 UTC and unix seconds side by side; both null for 0 ("never").

@@ -8,6 +8,7 @@
 
 #include "base/ca_file.h"
 #include "base/curl_transfer_options.h"
+#include "base/url.h"
 
 namespace slurmfleet::slurm {
 namespace {
@@ -201,14 +202,14 @@ Result<std::unique_ptr<CurlTransport>> CurlTransport::Create(TransportOptions op
   if (url.starts_with("unix:")) {
     if (!url.starts_with("unix:/")) {
       return Fail(Code::kInvalidInput,
-                  "'" + url +
+                  "'" + WithoutUserinfo(url) +
                       "' does not name the socket by its absolute path; use e.g. "
                       "unix:/run/slurmrestd/slurmrestd.socket",
                   "slurm url");
     }
   } else if (!url.starts_with("http://") && !url.starts_with("https://")) {
     return Fail(Code::kInvalidInput,
-                "'" + url +
+                "'" + WithoutUserinfo(url) +
                     "' is not an http:// or https:// URL; use e.g. http://slurmrestd:6820, or "
                     "unix:/path/to/slurmrestd.socket for a local socket",
                 "slurm url");
@@ -324,15 +325,16 @@ Result<HttpResponse> CurlTransport::Finish(Transfer& t, int code) {
     if (NeverSent(rc)) {
       return Fail(
           Code::kUnavailable,
-          "cannot reach slurmrestd at " + options_.base_url + ": " + what +
+          "cannot reach slurmrestd at " + WithoutUserinfo(options_.base_url) + ": " + what +
               (socket_path_.empty() ? "; check the URL and that slurmrestd runs"
                                     : "; check that slurmrestd runs, listens on that socket (its "
                                       "unix:PATH argument) and that this user may write to it"),
           t.where);
     }
-    return Fail(Code::kUnknownOutcome,
-                "no complete answer from slurmrestd at " + options_.base_url + ": " + what,
-                t.where);
+    return Fail(
+        Code::kUnknownOutcome,
+        "no complete answer from slurmrestd at " + WithoutUserinfo(options_.base_url) + ": " + what,
+        t.where);
   }
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &t.response.status);
   char* ct = nullptr;

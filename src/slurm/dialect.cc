@@ -4,8 +4,6 @@
 #include <array>
 #include <type_traits>
 
-#include "slurm/json_fields.h"
-
 namespace slurmfleet::slurm {
 namespace {
 
@@ -19,6 +17,10 @@ constexpr std::array<Dialect, 4> kDialects{{
 }};
 
 nlohmann::json NoValNumber(uint64_t n) { return {{"set", true}, {"number", n}}; }
+
+// 0 is Slurm's "all of each node's memory", which a batch job may ask for; an agent template must
+// name an amount (kMemoryMbRange).
+constexpr WholeNumberRange kBatchMemoryMbRange{0, kMemoryMbRange.max, kMemoryMbRange.unit};
 
 }  // namespace
 
@@ -109,8 +111,11 @@ Result<JobRequest> JobRequestFromJobDesc(const nlohmann::json& desc, const std::
     rest.erase(it);
     return v;
   };
+  auto problem = [&](const char* key, std::string message) {
+    if (!error) error = Error{Code::kInvalidInput, std::move(message), path(key)};
+  };
   auto bad = [&](const char* key, const std::string& expected) {
-    if (!error) error = Error{Code::kInvalidInput, "must be " + expected, path(key)};
+    problem(key, "must be " + expected);
   };
   auto str = [&](const char* key, std::string& out) {
     if (auto v = take(key)) {
@@ -120,25 +125,39 @@ Result<JobRequest> JobRequestFromJobDesc(const nlohmann::json& desc, const std::
         bad(key, "a string");
     }
   };
-  auto int32 = [&](const char* key, std::optional<int32_t>& out) {
+  auto count = [&](const char* key, std::optional<int32_t>& out) {
     if (auto v = take(key)) {
-      if (v->is_number_integer())
-        out = v->get<int32_t>();
+      if (std::optional<uint64_t> n = WholeNumberIn(*v, kCountRange))
+        out = static_cast<int32_t>(*n);
       else
-        bad(key, "an integer");
+        problem(key, ExpectedWholeNumber(kCountRange));
     }
   };
-  auto noval = [&](const char* key, auto& out) {
-    if (auto v = take(key)) {
-      nlohmann::json holder = {{key, *v}};
-      JsonFields f(holder, where);
-      auto n = f.OptionalNoValUInt64(key);
-      if (!f.ok() || (!n && !v->is_object())) {
-        bad(key, "a number or {\"set\": true, \"number\": N}");
-      } else if (n) {
-        out = static_cast<std::remove_cvref_t<decltype(*out)>>(*n);
+  // N or {"set": true, "number": N}; {"set": false} leaves the field unset, as Slurm reads it.
+  auto noval = [&](const char* key, const WholeNumberRange& range, auto& out) {
+    auto v = take(key);
+    if (!v) return;
+    const nlohmann::json* number = &*v;
+    if (v->is_object()) {
+      if (auto infinite = v->find("infinite"); infinite != v->end() && *infinite != false) {
+        // JobRequest cannot carry "infinite", and dropping it would quietly give Slurm's default
+        problem(key, "must be a number of " + std::string(range.unit) +
+                         ", not infinite; leave the field out to use Slurm's default");
+        return;
       }
+      auto set = v->find("set");
+      if (set != v->end() && *set == false) return;
+      auto n = v->find("number");
+      if (set == v->end() || *set != true || n == v->end()) {
+        bad(key, "a number or {\"set\": true, \"number\": N}");
+        return;
+      }
+      number = &*n;
     }
+    if (std::optional<uint64_t> n = WholeNumberIn(*number, range))
+      out = static_cast<std::remove_cvref_t<decltype(*out)>>(*n);
+    else
+      problem(key, ExpectedWholeNumber(range));
   };
   auto boolean = [&](const char* key, bool& out) {
     if (auto v = take(key)) {
@@ -159,12 +178,12 @@ Result<JobRequest> JobRequestFromJobDesc(const nlohmann::json& desc, const std::
   str("current_working_directory", r.current_working_directory);
   str("standard_output", r.standard_output);
   str("standard_error", r.standard_error);
-  int32("cpus_per_task", r.cpus_per_task);
-  int32("tasks", r.tasks);
-  int32("minimum_nodes", r.minimum_nodes);
-  int32("maximum_nodes", r.maximum_nodes);
-  noval("memory_per_node", r.memory_per_node_mb);
-  noval("time_limit", r.time_limit_minutes);
+  count("cpus_per_task", r.cpus_per_task);
+  count("tasks", r.tasks);
+  count("minimum_nodes", r.minimum_nodes);
+  count("maximum_nodes", r.maximum_nodes);
+  noval("memory_per_node", kBatchMemoryMbRange, r.memory_per_node_mb);
+  noval("time_limit", kTimeLimitRange, r.time_limit_minutes);
   if (auto v = take("requeue"); v && *v != false) {
     bad("requeue",
         "false or left out: slurmfleet submits every job with requeue=false and retries on its "

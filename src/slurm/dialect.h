@@ -41,7 +41,7 @@ nlohmann::json EncodeSubmit(const Dialect& dialect, std::span<const JobRequest> 
 // A job_desc object written by a person (a `jobs submit --job` file, a template's raw `job`) ->
 // model: the fields JobRequest has are taken out and typed ({"set":true,"number":N} and plain N
 // both accepted), every other field stays in extra_fields. kInvalidInput naming the field on a
-// wrong type.
+// wrong type or a number out of its range (job.h: kCountRange...; memory_per_node may be 0).
 Result<JobRequest> JobRequestFromJobDesc(const nlohmann::json& desc, const std::string& where);
 
 }  // namespace slurmfleet::slurm

@@ -92,4 +92,22 @@ std::string JobRef::PathSegment(bool sluid_capable) const {
 
 std::string JobRef::ToString() const { return sluid.empty() ? std::to_string(id) : sluid; }
 
+std::optional<uint64_t> WholeNumberIn(const nlohmann::json& v, const WholeNumberRange& range) {
+  // parsed, a non-negative integer is unsigned and a negative one signed; built in code, either
+  std::optional<uint64_t> n;
+  if (v.is_number_unsigned()) {
+    n = v.get<uint64_t>();
+  } else if (v.is_number_integer() && v.get<int64_t>() >= 0) {
+    n = static_cast<uint64_t>(v.get<int64_t>());
+  }
+  if (!n || *n < range.min || *n > range.max) return std::nullopt;
+  return n;
+}
+
+std::string ExpectedWholeNumber(const WholeNumberRange& range) {
+  std::string out = "expected a whole number ";
+  if (!range.unit.empty()) out += "of " + std::string(range.unit) + " ";
+  return out + "from " + std::to_string(range.min) + " to " + std::to_string(range.max);
+}
+
 }  // namespace slurmfleet::slurm

@@ -5,9 +5,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace slurmfleet::slurm {
@@ -52,6 +54,27 @@ struct JobRequest {
 
   bool operator==(const JobRequest&) const = default;
 };
+
+// The ranges of JobRequest's numbers, shared by every reader of a job description people write
+// (`jobs submit --job`, a submission's job, a template's or pipeline's job block), so that no path
+// casts a value into another number that a second path refuses, and all refuse in the same words.
+struct WholeNumberRange {
+  uint64_t min;
+  uint64_t max;
+  std::string_view unit;  // "minutes"; empty for a count
+};
+// cpus_per_task, tasks, minimum_nodes, maximum_nodes
+inline constexpr WholeNumberRange kCountRange{1, std::numeric_limits<int32_t>::max(), {}};
+// memory_per_node; above INT64_MAX, Slurm reads the top bit as "per CPU".
+inline constexpr WholeNumberRange kMemoryMbRange{1, std::numeric_limits<int64_t>::max(), "MB"};
+// time_limit; the two values above are Slurm's NO_VAL ("not set") and INFINITE.
+inline constexpr WholeNumberRange kTimeLimitRange{1, std::numeric_limits<uint32_t>::max() - 2,
+                                                  "minutes"};
+
+// `v` when it is a JSON integer within `range`; nullopt for anything else (a float, a string).
+std::optional<uint64_t> WholeNumberIn(const nlohmann::json& v, const WholeNumberRange& range);
+// "expected a whole number from 1 to 2147483647", "... a whole number of minutes from 1 to ...".
+std::string ExpectedWholeNumber(const WholeNumberRange& range);
 
 // The base state of a job: exactly one of these at any time.
 enum class BaseState {

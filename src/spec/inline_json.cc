@@ -80,8 +80,11 @@ Result<JobTemplate> ParseInlineJson(std::string_view text, SchemaSet schemas) {
   try {
     doc = json::parse(text);
   } catch (const json::parse_error& e) {
+    // The position only: nlohmann's own text quotes what it last read, which may be a secret.
     return Fail(Code::kInvalidInput,
-                std::string("not valid JSON: ") + e.what() + "; check quotes and commas", "json");
+                "the template JSON is not valid JSON (syntax error at byte " +
+                    std::to_string(e.byte) + "); check quotes and commas",
+                "json");
   }
   std::vector<Error> problems;
   JobTemplate layer;

@@ -1,27 +1,12 @@
 #include "spec/job_object.h"
 
-#include <limits>
-
+#include "slurm/job.h"
 #include "spec/suggest.h"
 
 namespace slurmfleet::spec {
 namespace {
 
 using nlohmann::json;
-
-// An integer of at least 1, whatever JSON representation it has (nlohmann stores non-negative
-// literals as unsigned, negative ones as signed).
-std::optional<uint64_t> Positive(const json& v) {
-  if (v.is_number_unsigned()) {
-    uint64_t n = v.get<uint64_t>();
-    return n >= 1 ? std::optional(n) : std::nullopt;
-  }
-  if (v.is_number_integer()) {
-    int64_t n = v.get<int64_t>();
-    return n >= 1 ? std::optional(static_cast<uint64_t>(n)) : std::nullopt;
-  }
-  return std::nullopt;
-}
 
 class Decoder {
  public:
@@ -38,11 +23,11 @@ class Decoder {
     return std::nullopt;
   }
 
-  // A positive int32, since every count we model (CPUs, tasks, nodes) must be at least 1.
+  // CPUs, tasks, nodes: the range `jobs submit` takes too.
   std::optional<int32_t> Count(const std::string& key, const json& v) {
-    std::optional<uint64_t> n = Positive(v);
-    if (!n || *n > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
-      Problem(key, "expected a whole number from 1 to 2147483647");
+    std::optional<uint64_t> n = slurm::WholeNumberIn(v, slurm::kCountRange);
+    if (!n) {
+      Problem(key, slurm::ExpectedWholeNumber(slurm::kCountRange));
       return std::nullopt;
     }
     return static_cast<int32_t>(*n);
@@ -51,8 +36,9 @@ class Decoder {
   // memory_per_node / time_limit: N, or {"set": true, "number": N}. "infinite" and "set": false
   // are refused: an agent must have a finite, explicit request, or Slurm's defaults apply when the
   // field is simply left out.
-  std::optional<uint64_t> NoValNumber(const std::string& key, const json& v, uint64_t max,
-                                      const char* unit) {
+  std::optional<uint64_t> NoValNumber(const std::string& key, const json& v,
+                                      const slurm::WholeNumberRange& range) {
+    const std::string unit(range.unit);
     const json* number = &v;
     if (v.is_object()) {
       for (const auto& [k, value] : v.items()) {
@@ -73,12 +59,9 @@ class Decoder {
       }
       number = &v["number"];
     }
-    std::optional<uint64_t> n = Positive(*number);
-    if (!n || *n > max) {
-      Problem(key, std::string("expected a whole number of ") + unit + " (at least 1)");
-      return std::nullopt;
-    }
-    return *n;
+    std::optional<uint64_t> n = slurm::WholeNumberIn(*number, range);
+    if (!n) Problem(key, slurm::ExpectedWholeNumber(range));
+    return n;
   }
 
   std::optional<std::vector<std::string>> Nodes(const std::string& key, const json& v) {
@@ -210,10 +193,9 @@ void DecodeJobObject(const json& job, const std::string& path, SchemaSet schemas
     } else if (key == "maximum_nodes") {
       f.maximum_nodes = d.Count(key, v);
     } else if (key == "memory_per_node") {
-      f.memory_per_node_mb = d.NoValNumber(key, v, std::numeric_limits<int64_t>::max(), "MB");
+      f.memory_per_node_mb = d.NoValNumber(key, v, slurm::kMemoryMbRange);
     } else if (key == "time_limit") {
-      if (auto minutes =
-              d.NoValNumber(key, v, std::numeric_limits<uint32_t>::max() - 1, "minutes")) {
+      if (auto minutes = d.NoValNumber(key, v, slurm::kTimeLimitRange)) {
         f.time_limit_minutes = static_cast<uint32_t>(*minutes);
       }
     } else if (key == "required_nodes") {

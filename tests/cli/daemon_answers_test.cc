@@ -7,6 +7,7 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -22,7 +23,11 @@ CommandRun Slurmfleet(const std::string& args) {
 class DaemonAnswersTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    server_.Get(".*", [this](const httplib::Request&, httplib::Response& res) {
+    server_.Get(".*", [this](const httplib::Request& req, httplib::Response& res) {
+      {
+        std::lock_guard lock(mu_);
+        params_ = req.params;
+      }
       res.status = status_;
       res.set_content(body_, "application/json");
     });
@@ -51,6 +56,8 @@ class DaemonAnswersTest : public ::testing::Test {
   std::string token_;
   int status_ = 200;
   std::string body_;
+  std::mutex mu_;
+  httplib::Params params_;  // of the last request; guarded by mu_
 };
 
 TEST_F(DaemonAnswersTest, AnswersOfAnotherShapeAreErrorsNotAborts) {
@@ -83,11 +90,42 @@ TEST_F(DaemonAnswersTest, AnErrorBodyOfTheApiIsShown) {
   EXPECT_NE(r.out.find("read scope only"), std::string::npos) << r.out;
 }
 
+TEST_F(DaemonAnswersTest, FilterValuesReachTheDaemonAsTheyWereGiven) {
+  CommandRun r = Run("activities --agent 'a&limit=5' --cloud 'x#y'", 200,
+                     R"({"activities":[],"next_after":0,"more":false})");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  std::lock_guard lock(mu_);
+  EXPECT_EQ(params_.count("limit"), 1u);
+  EXPECT_EQ(params_.count("agent"), 1u);
+  EXPECT_EQ(params_.find("agent")->second, "a&limit=5");
+  EXPECT_EQ(params_.count("cloud"), 1u);
+  EXPECT_EQ(params_.find("cloud")->second, "x#y");
+}
+
 TEST(DaemonUrlTest, ADaemonUrlThatIsNotHttpIsRefused) {
   CommandRun r = Slurmfleet("agents --daemon ftp://127.0.0.1:1 --api-token-file /dev/null");
   EXPECT_EQ(r.exit_code, 3) << r.out;
   EXPECT_NE(r.out.find("--daemon"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("is not an http:// or https:// URL"), std::string::npos) << r.out;
+}
+
+TEST(DaemonUrlTest, ErrorsQuoteTheDaemonUrlWithoutItsPassword) {
+  const std::string token = ::testing::TempDir() + "/daemon-url.token";
+  std::ofstream(token) << "some-token\n";
+  for (const std::string url :
+       {"ftp://u:SECRETMARK@127.0.0.1:1", "http://u:SECRETMARK@127.0.0.1:1"}) {
+    CommandRun r = Slurmfleet("agents --daemon " + url + " --api-token-file " + token);
+    EXPECT_NE(r.exit_code, 0) << r.out;
+    EXPECT_EQ(r.out.find("SECRETMARK"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("://***@127.0.0.1:1"), std::string::npos) << r.out;
+  }
+}
+
+TEST(DaemonUrlTest, ATokenFileThatIsADirectoryIsNamedSo) {
+  CommandRun r =
+      Slurmfleet("agents --daemon http://127.0.0.1:1 --api-token-file " + ::testing::TempDir());
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("is a directory"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -262,6 +262,21 @@ TEST(ConfigTest, CredentialSourcesDecode) {
   EXPECT_EQ(r.config.clouds[1].credentials.token_env, "MY_JWT");
 }
 
+// 4294967294 is Slurm's NO_VAL: the JSON paths refuse it, and so does the YAML one.
+TEST(ConfigTest, TimeLimitStopsBelowSlurmsSpecialValues) {
+  const std::string body =
+      "        jobTemplates:\n          - name: a\n            agentLaunch: {downloadJar: "
+      "true}\n            timeLimit: ";
+  EXPECT_TRUE(LoadConfigText(Cloud(body + "4294967293\n"), "t.yaml", {}).ok());
+  std::vector<std::string> lines =
+      Lines(LoadConfigText(Cloud(body + "4294967294\n"), "t.yaml", {}));
+  ASSERT_EQ(lines.size(), 1u) << testing::PrintToString(lines);
+  EXPECT_NE(lines[0].find("timeLimit: 4294967294 is out of range (fix: use a number from 1 to "
+                          "4294967293)"),
+            std::string::npos)
+      << lines[0];
+}
+
 TEST(ConfigTest, AFieldGivenTwiceInsideAJobIsReported) {
   std::vector<std::string> lines = Lines(LoadConfigText(
       Cloud("        jobTemplates:\n          - name: a\n            agentLaunch: {downloadJar: "
@@ -379,6 +394,31 @@ TEST(ConfigTest, UrlsWithCredentialsInsideAreRefusedWithoutShowingThem) {
                                  "  storageRoot: /s\n  credentials: {jwtFile: /t}\n",
                                  "ok.yaml", {})),
             std::vector<std::string>{});
+}
+
+TEST(ConfigTest, UrlsThatAreNotHttpAreQuotedWithoutTheirCredentials) {
+  LoadResult r = LoadConfigText(
+      "jenkins:\n  url: 'admin:SECRETMARK1@jenkins.example.org:8080/'\n"
+      "  credentials: {user: u, apiTokenFile: /t}\n  clouds:\n    - slurm:\n        name: c\n"
+      "        slurmRestApiUrl: 'unix:u:SECRETMARK2@s'\n"
+      "        credentials: {jwtEnv: SLURM_JWT}\n        jenkinsUrl: ftp://u:SECRETMARK3@j/\n",
+      "u.yaml", {Override{"batch.restUrl", "u:SECRETMARK4@s:6820", "environment SLURMFLEET_X"}});
+  std::vector<std::string> lines = Lines(r);
+  ASSERT_GE(lines.size(), 4u) << testing::PrintToString(lines);
+  for (const std::string& l : lines) EXPECT_EQ(l.find("SECRETMARK"), std::string::npos) << l;
+  for (const std::string expected :
+       {"jenkins.url: '***@jenkins.example.org:8080/' is not an http:// or https:// URL (fix: "
+        "write it with its scheme: http://***@jenkins.example.org:8080/ or "
+        "https://***@jenkins.example.org:8080/)",
+        "slurm.slurmRestApiUrl: '***@s' does not name the socket by its absolute path",
+        "slurm.jenkinsUrl: 'ftp://***@j/' is not an http:// or https:// URL",
+        "batch.restUrl: '***@s:6820' is not an http:// or https:// URL"}) {
+    EXPECT_TRUE(
+        std::any_of(lines.begin(), lines.end(),
+                    [&](const std::string& l) { return l.find(expected) != std::string::npos; }))
+        << expected << "\n"
+        << testing::PrintToString(lines);
+  }
 }
 
 // Entries that are no cloud are skipped when decoding: later checks still name the right entry.

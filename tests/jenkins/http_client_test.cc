@@ -277,6 +277,12 @@ TEST_F(HttpClientTest, CreateRejectsBadOptionsNamingThem) {
   e = with([](auto& o) { o.base_url = "https://admin:hunter2@jenkins/"; });
   EXPECT_EQ(e.where, "base_url");
   EXPECT_EQ(e.ToString().find("hunter2"), std::string::npos) << e.ToString();
+  for (const char* url : {"admin:hunter2@jenkins:8080/", "ftp://admin:hunter2@jenkins/"}) {
+    e = with([url](auto& o) { o.base_url = url; });
+    EXPECT_EQ(e.where, "base_url");
+    EXPECT_EQ(e.ToString().find("hunter2"), std::string::npos) << e.ToString();
+    EXPECT_NE(e.ToString().find("***@jenkins"), std::string::npos) << e.ToString();
+  }
   e = with([](auto& o) { o.user = ""; });
   EXPECT_EQ(e.code, Code::kInvalidInput);
   EXPECT_EQ(e.where, "user");

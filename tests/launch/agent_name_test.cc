@@ -28,7 +28,8 @@ TEST(AgentNameTest, InvalidNamesSayWhy) {
       {".hidden", "must start with a letter or a digit"},
       {"gpu.", "must not end with '.'"},
       {std::string(64, 'x'), "64 characters long"},
-      {"tab\there", "contains '\\x9'"},
+      {"tab\there", "contains '\\x09'"},
+      {"\xC3\xBCn\xC3\xAF", "contains '\\xC3'"},  // "ünï": its first byte, in hex
   };
   for (const Case& c : cases) {
     Status s = ValidateName("template name", c.name);

@@ -239,10 +239,11 @@ TEST(RenderTest, RejectsBadInputs) {
   c.cloud = "-lab";
   EXPECT_FALSE(Render(Native(), c));
   c = Context();
-  c.jenkins_url = "jenkins:8080";
+  c.jenkins_url = "admin:SECRETMARK@jenkins:8080";
   Result<RenderedJob> r = Render(Native(), c);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().where, "jenkinsUrl");
+  EXPECT_EQ(r.error().message, "'***@jenkins:8080' is not an http:// or https:// URL");
   c = Context();
   c.api_version = "v0.0.39";
   EXPECT_FALSE(Render(Native(), c));

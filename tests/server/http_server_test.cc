@@ -238,7 +238,7 @@ TEST_F(ApiServerTest, CloudsHideCredentialsInUrls) {
   ASSERT_EQ(a.body["clouds"].size(), 2u);
   const json& alpha = a.body["clouds"][0];
   EXPECT_EQ(alpha["name"], "alpha");
-  EXPECT_EQ(alpha["slurm_url"], "https://slurm.example:6820/base");
+  EXPECT_EQ(alpha["slurm_url"], "https://***@slurm.example:6820/base");
   EXPECT_EQ(alpha["api_version"], "auto");
   EXPECT_EQ(alpha["max_agents"], 10);
   EXPECT_EQ(alpha["active_submissions"], 2);

@@ -186,6 +186,30 @@ TEST(CurlTransportTest, BaseUrlsAreHttpHttpsOrAnAbsoluteLocalSocket) {
       << b.error().message;
 }
 
+TEST(CurlTransportTest, ErrorsQuoteTheUrlWithoutItsUserAndPassword) {
+  TransportOptions bare;
+  bare.base_url = "u:SECRETMARK@slurmrestd:6820";
+  auto b = CurlTransport::Create(bare);
+  ASSERT_FALSE(b);
+  EXPECT_EQ(b.error().message.find("SECRETMARK"), std::string::npos) << b.error().message;
+  EXPECT_EQ(b.error().message.find("'***@slurmrestd:6820' is not an http"), 0u)
+      << b.error().message;
+
+  int port = 0;
+  {
+    EchoServer gone;
+    port = std::stoi(gone.url().substr(gone.url().rfind(':') + 1));
+  }
+  auto transport = Make("http://u:SECRETMARK@127.0.0.1:" + std::to_string(port));
+  Result<HttpResponse> answer = transport->Send({"GET", "/x", "", {}});
+  ASSERT_FALSE(answer);
+  EXPECT_EQ(answer.error().message.find("SECRETMARK"), std::string::npos) << answer.error().message;
+  EXPECT_NE(answer.error().message.find("cannot reach slurmrestd at http://***@127.0.0.1:" +
+                                        std::to_string(port)),
+            std::string::npos)
+      << answer.error().message;
+}
+
 TEST(CurlTransportTest, ASocketNobodyListensOnIsNeverSentAndSaysWhatToCheck) {
   const std::string path = ::testing::TempDir() + "/no-slurmrestd-here.socket";
   auto transport = Make("unix:" + path);

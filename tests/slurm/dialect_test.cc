@@ -262,6 +262,57 @@ TEST(JobDescTest, WrongTypesNameTheField) {
   }
 }
 
+// The template path (spec::DecodeJobObject) refuses the same values with the same words.
+TEST(JobDescTest, NumbersOutOfRangeAreRefusedNotCast) {
+  struct Case {
+    const char* json;
+    const char* where;
+    const char* message;
+  };
+  for (const Case& c : {
+           Case{R"({"cpus_per_task": 4294967297})", "job.cpus_per_task",
+                "expected a whole number from 1 to 2147483647"},
+           Case{R"({"tasks": -7})", "job.tasks", "expected a whole number from 1 to 2147483647"},
+           Case{R"({"minimum_nodes": 0})", "job.minimum_nodes",
+                "expected a whole number from 1 to 2147483647"},
+           Case{R"({"maximum_nodes": 2.5})", "job.maximum_nodes",
+                "expected a whole number from 1 to 2147483647"},
+           Case{R"({"time_limit": 4294967296})", "job.time_limit",
+                "expected a whole number of minutes from 1 to 4294967293"},
+           Case{R"({"time_limit": {"set": true, "number": 4294967294}})", "job.time_limit",
+                "expected a whole number of minutes from 1 to 4294967293"},
+           Case{R"({"time_limit": {"set": true, "infinite": true}})", "job.time_limit",
+                "must be a number of minutes, not infinite; leave the field out to use Slurm's "
+                "default"},
+           Case{R"({"memory_per_node": {"set": true, "number": -1}})", "job.memory_per_node",
+                "expected a whole number of MB from 0 to 9223372036854775807"},
+           Case{R"({"memory_per_node": 9223372036854775808})", "job.memory_per_node",
+                "expected a whole number of MB from 0 to 9223372036854775807"},
+       }) {
+    Result<JobRequest> r = JobRequestFromJobDesc(nlohmann::json::parse(c.json), "job");
+    ASSERT_FALSE(r) << c.json;
+    EXPECT_EQ(r.error().code, Code::kInvalidInput) << c.json;
+    EXPECT_EQ(r.error().where, c.where) << c.json;
+    EXPECT_EQ(r.error().message, c.message) << c.json;
+  }
+}
+
+TEST(JobDescTest, NumbersAtTheEdgesOfTheirRangesAreKept) {
+  Result<JobRequest> r = JobRequestFromJobDesc(nlohmann::json::parse(R"({
+    "cpus_per_task": 2147483647, "tasks": 1, "time_limit": 4294967293,
+    "memory_per_node": {"set": true, "number": 0}})"),
+                                               "job");
+  ASSERT_TRUE(r) << r.error().ToString();
+  EXPECT_EQ(r->cpus_per_task, 2147483647);
+  EXPECT_EQ(r->tasks, 1);
+  EXPECT_EQ(r->time_limit_minutes, 4294967293u);
+  EXPECT_EQ(r->memory_per_node_mb, 0u);  // Slurm's "all of each node's memory"
+  Result<JobRequest> unset = JobRequestFromJobDesc(
+      nlohmann::json::parse(R"({"time_limit": {"set": false, "number": 0}})"), "job");
+  ASSERT_TRUE(unset) << unset.error().ToString();
+  EXPECT_FALSE(unset->time_limit_minutes);
+}
+
 TEST(SubmitBodyTest, HeterogeneousJobHasOneScriptAtTheTop) {
   JobRequest a = FullRequest();
   JobRequest b = FullRequest();

@@ -76,5 +76,17 @@ TEST(JobRefTest, UsesTheSluidOnlyWhereTheApiHasOne) {
   EXPECT_EQ(id_only.ToString(), "42");
 }
 
+TEST(WholeNumberTest, OnlyIntegersWithinTheRange) {
+  const WholeNumberRange range{2, 10, "MB"};
+  EXPECT_EQ(WholeNumberIn(nlohmann::json(2), range), 2u);
+  EXPECT_EQ(WholeNumberIn(nlohmann::json(10u), range), 10u);
+  for (const char* text :
+       {"1", "11", "-3", "4.0", "\"5\"", "true", "null", "18446744073709551615"}) {
+    EXPECT_FALSE(WholeNumberIn(nlohmann::json::parse(text), range)) << text;
+  }
+  EXPECT_EQ(ExpectedWholeNumber(range), "expected a whole number of MB from 2 to 10");
+  EXPECT_EQ(ExpectedWholeNumber(kCountRange), "expected a whole number from 1 to 2147483647");
+}
+
 }  // namespace
 }  // namespace slurmfleet::slurm

@@ -71,6 +71,16 @@ TEST(InlineJsonTest, EveryProblemIsListed) {
   EXPECT_NE(m.find("agent.download_jar: expected true or false"), std::string::npos) << m;
 }
 
+TEST(InlineJsonTest, ASyntaxErrorGivesItsPositionNeverTheText) {
+  Result<JobTemplate> t = Parse(R"({"job": {"environment": ["TOKEN=SECRETMARK"})");
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.error().code, Code::kInvalidInput);
+  EXPECT_EQ(t.error().where, "json");
+  EXPECT_EQ(t.error().message,
+            "the template JSON is not valid JSON (syntax error at byte 44); check quotes and "
+            "commas");
+}
+
 TEST(InlineJsonTest, SyntaxErrorsAndWrongShapes) {
   Result<JobTemplate> t = Parse(R"({"job": {)");
   ASSERT_FALSE(t);

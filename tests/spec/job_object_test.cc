@@ -65,6 +65,19 @@ TEST(JobObjectTest, RefusesNoValFormsThatAreNotAPlainNumber) {
   EXPECT_FALSE(d.layer.job.time_limit_minutes);
 }
 
+TEST(JobObjectTest, OutOfRangeMessagesNameTheRange) {
+  Decoded d = Decode(json::parse(R"({"cpus_per_task": 2147483648,
+    "time_limit": {"set": true, "number": 4294967294}, "memory_per_node": 0})"));
+  ASSERT_EQ(d.problems.size(), 3u);
+  EXPECT_EQ(d.problems[0].ToString(),
+            "job.cpus_per_task: expected a whole number from 1 to 2147483647");
+  EXPECT_EQ(d.problems[1].ToString(),
+            "job.memory_per_node: expected a whole number of MB from 1 to 9223372036854775807");
+  // 4294967294 is Slurm's NO_VAL: sent as a limit, it would mean none was asked for
+  EXPECT_EQ(d.problems[2].ToString(),
+            "job.time_limit: expected a whole number of minutes from 1 to 4294967293");
+}
+
 TEST(JobObjectTest, RequiredNodesAcceptsACommaSeparatedString) {
   Decoded d = Decode(json{{"required_nodes", "n1,n2,,n3"}});
   ASSERT_TRUE(d.problems.empty());
