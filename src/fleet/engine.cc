@@ -160,9 +160,7 @@ Status Engine::DistrustIntents() {
   return store_.UpdateMany(unsure);
 }
 
-int64_t Engine::Now() const {
-  return UnixSeconds(clock_);
-}
+int64_t Engine::Now() const { return UnixSeconds(clock_); }
 
 Result<store::Submission> Engine::AddIntent(std::string key, const std::string& kind,
                                             const std::string& owner,
@@ -629,7 +627,8 @@ void Engine::TakeList(const slurm::JobsSnapshot& snapshot) {
       std::optional<JobTagView> tag = ParseTagView(job.comment);
       // Another user's job with our tag is not ours, whatever it says: never adopted in place of
       // the job a lost answer left unknown (ours would then be cancelled as its duplicate).
-      const bool others = !job_user_.empty() && !job.user_name.empty() && job.user_name != job_user_;
+      const bool others =
+          !job_user_.empty() && !job.user_name.empty() && job.user_name != job_user_;
       if (tag && tag->instance == options_.instance && !others) {
         written.push_back({tag->key, static_cast<uint32_t>(i), -1});
       }
@@ -1120,9 +1119,9 @@ void Engine::CollectOrphans(PassStats& stats, int64_t poll_started) {
     // Once, when it was cancelled or refused for good (another user's job): Slurm's next list
     // shows the outcome. One whose cancel may not have landed (slurmrestd unreachable, no answer)
     // is tried again at the next full list, and said once.
-    const bool transient = !c && (c.error().code == Code::kUnavailable ||
-                                  c.error().code == Code::kUnknownOutcome ||
-                                  c.error().code == Code::kAuth);
+    const bool transient =
+        !c && (c.error().code == Code::kUnavailable || c.error().code == Code::kUnknownOutcome ||
+               c.error().code == Code::kAuth);
     if (!transient) orphans_cancelled_.insert(job.job_id);
     if (c) {
       ++stats.orphans_cancelled;

@@ -315,8 +315,8 @@ class Engine {
   std::set<uint32_t> orphans_failing_;    // orphan jobs whose cancel failed for now: said once
   int64_t full_list_at_ = 0;
   bool have_full_list_ = false;
-  std::string job_user_;  // the Slurm user our jobs run as, as of the last full list
-  bool full_list_wanted_ = false;            // a job vanished from jobs/state
+  std::string job_user_;           // the Slurm user our jobs run as, as of the last full list
+  bool full_list_wanted_ = false;  // a job vanished from jobs/state
   std::map<uint32_t, int64_t> details_due_;  // job id -> when its details are wanted (unix s)
   size_t last_full_list_jobs_ = 0;           // how many jobs the last full list held
   std::map<std::string, int64_t>

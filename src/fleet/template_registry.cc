@@ -71,9 +71,7 @@ Status CheckFolder(const config::Cloud& cloud, const std::string& job) {
 TemplateRegistry::TemplateRegistry(store::Store& store, const Clock& clock)
     : store_(store), clock_(clock) {}
 
-int64_t TemplateRegistry::Now() const {
-  return UnixSeconds(clock_);
-}
+int64_t TemplateRegistry::Now() const { return UnixSeconds(clock_); }
 
 Result<std::unique_ptr<TemplateRegistry>> TemplateRegistry::Create(store::Store& store,
                                                                    const Clock& clock,

@@ -663,8 +663,7 @@ TEST_F(EngineTest, AnOrphanWhoseCancelFailedForNowIsCancelledAtTheNextFullList) 
   auto events = store_->Events("gone-3", 0, 0);
   ASSERT_TRUE(events);
   ASSERT_EQ(events->size(), 2u);
-  EXPECT_NE((*events)[0].message.find("trying again at the next full job list"),
-            std::string::npos)
+  EXPECT_NE((*events)[0].message.find("trying again at the next full job list"), std::string::npos)
       << (*events)[0].message;
   EXPECT_EQ((*events)[1].type, "orphan");
 }
