@@ -189,6 +189,11 @@ Result<JobRequest> JobRequestFromJobDesc(const nlohmann::json& desc, const std::
         "false or left out: slurmfleet submits every job with requeue=false and retries on its "
         "own, since a requeued job runs its script a second time");
   }
+  if (take("array")) {
+    problem("array",
+            "job arrays are not submitted by slurmfleet: every task would carry the job's tag, and "
+            "all but one would be taken for duplicates and cancelled; submit one job per task");
+  }
   boolean("hold", r.hold);
   if (auto v = take("required_nodes")) {
     if (v->is_string()) {

@@ -162,6 +162,10 @@ void DecodeJobObject(const json& job, const std::string& path, SchemaSet schemas
                          "agents should run as)");
     } else if (key == "hold") {
       d.Problem(key, "an agent job must start by itself; remove 'hold'");
+    } else if (key == "array") {
+      d.Problem(key,
+                "an agent is one Slurm job, and each array task would start another agent "
+                "of the same name; remove 'array'");
     } else if (IsReservedJobField(key)) {
       d.Problem(key, "'" + key +
                          "' is set by slurmfleet for every agent job and cannot be overridden; "

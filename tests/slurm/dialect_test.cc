@@ -245,6 +245,15 @@ TEST(JobDescTest, RequeueMayOnlyBeFalse) {
   }
 }
 
+TEST(JobDescTest, AnArrayIsRefused) {
+  Result<JobRequest> r =
+      JobRequestFromJobDesc(nlohmann::json::parse(R"({"array": "0-3%2"})"), "job");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Code::kInvalidInput);
+  EXPECT_EQ(r.error().where, "job.array");
+  EXPECT_NE(r.error().message.find("submit one job per task"), std::string::npos);
+}
+
 TEST(JobDescTest, WrongTypesNameTheField) {
   struct Case {
     const char* json;

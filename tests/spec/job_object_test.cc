@@ -122,6 +122,12 @@ TEST(JobObjectTest, UserGroupAndHoldAreRefused) {
   EXPECT_NE(d.problems[1].message.find("must start by itself"), std::string::npos);
 }
 
+TEST(JobObjectTest, AnArrayIsRefused) {
+  Decoded d = Decode(json{{"array", "0-3"}});
+  EXPECT_EQ(Wheres(d), (std::vector<std::string>{"job.array"}));
+  EXPECT_NE(d.problems[0].message.find("remove 'array'"), std::string::npos);
+}
+
 TEST(JobObjectTest, EnvironmentLandsInTheLayer) {
   Decoded d =
       Decode(json{{"environment", {"A=1", "B=x=y", "JENKINS_SECRET=z", "nonsense", "1X=2"}}});
