@@ -384,6 +384,10 @@ Cloud DecodeCloud(const YAML::Node& n, const std::string& path, DiagnosticSink& 
                   "give each template its own name");
       continue;
     }
+    if (Status s = launch::ValidateNamesTogether(c.name, name); !s) {
+      sink.Report(template_nodes[i]["name"], tpath + ".name", s.error().message,
+                  "shorten the cloud's or the template's name");
+    }
     Result<spec::ResolvedTemplate> resolved = spec::Resolve(c.defaults, c.job_templates, name);
     if (resolved) continue;
     const Error& e = resolved.error();

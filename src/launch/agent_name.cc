@@ -49,10 +49,25 @@ Status ValidateName(std::string_view what, std::string_view name) {
   return CheckChars(what, name, kMaxNameLength);
 }
 
+Status ValidateNamesTogether(std::string_view cloud, std::string_view template_name) {
+  const size_t together = cloud.size() + template_name.size();
+  if (together <= kMaxCloudAndTemplateLength) return {};
+  return Fail(Code::kInvalidInput,
+              "cloud name '" + std::string(cloud) + "' and template name '" +
+                  std::string(template_name) + "' are " + std::to_string(together) +
+                  " characters together; use " + std::to_string(kMaxCloudAndTemplateLength) +
+                  " or fewer, since an agent name (cloud-template-time-sequence) is also its "
+                  "submission key, at most " +
+                  std::to_string(kMaxAgentNameLength) + " characters");
+}
+
 Result<std::string> MakeAgentName(std::string_view cloud, std::string_view template_name,
                                   std::chrono::system_clock::time_point at, uint64_t sequence) {
   if (Status s = ValidateName("cloud name", cloud); !s) return std::unexpected(s.error());
   if (Status s = ValidateName("template name", template_name); !s) {
+    return std::unexpected(s.error());
+  }
+  if (Status s = ValidateNamesTogether(cloud, template_name); !s) {
     return std::unexpected(s.error());
   }
   const auto millis =

@@ -14,6 +14,11 @@
 namespace slurmfleet::launch {
 
 inline constexpr size_t kMaxNameLength = 63;
+// An agent name is also its submission key, which a job's tag holds: at most 128 characters.
+inline constexpr size_t kMaxAgentNameLength = 128;
+// The most a cloud's and a template's names may take together: an agent name adds three '-', the
+// Unix milliseconds (13 digits until 2286) and a sequence number (up to 20 digits).
+inline constexpr size_t kMaxCloudAndTemplateLength = kMaxAgentNameLength - 3 - 13 - 20;
 
 // A cloud or template name: 1 to 63 characters from [A-Za-z0-9._-], starting with a letter or
 // digit and not ending with '.'. Safe as a Jenkins node name (Jenkins.checkGoodName), a Slurm job
@@ -21,8 +26,12 @@ inline constexpr size_t kMaxNameLength = 63;
 // "template name") and the first offending character otherwise.
 Status ValidateName(std::string_view what, std::string_view name);
 
+// kInvalidInput when a cloud's and a template's names are too long together to make agent names.
+Status ValidateNamesTogether(std::string_view cloud, std::string_view template_name);
+
 // "{cloud}-{template}-{timestamp}-{sequence}", with the timestamp in Unix milliseconds.
-// kInvalidInput when the cloud or template name is invalid.
+// kInvalidInput when the cloud or template name is invalid, or both together are longer than
+// kMaxCloudAndTemplateLength.
 Result<std::string> MakeAgentName(std::string_view cloud, std::string_view template_name,
                                   std::chrono::system_clock::time_point at, uint64_t sequence);
 

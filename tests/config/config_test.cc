@@ -308,6 +308,36 @@ TEST(ConfigTest, DuplicatesAreReported) {
       << lines[1];
 }
 
+// Each name may be 63 characters, but agent names (cloud-template-time-sequence) are submission
+// keys of at most 128: a template whose agents could never be recorded is refused at load.
+TEST(ConfigTest, ACloudAndTemplateNameTooLongTogetherAreReported) {
+  auto config = [](const std::string& cloud, const std::string& templ) {
+    return "jenkins:\n"
+           "  clouds:\n"
+           "    - slurm:\n"
+           "        name: " +
+           cloud +
+           "\n"
+           "        slurmRestApiUrl: http://127.0.0.1:6820\n"
+           "        credentials: {user: ci, jwtFile: /t}\n"
+           "        jenkinsUrl: http://j:8080\n"
+           "        jobTemplates:\n"
+           "          - {name: " +
+           templ + ", agentLaunch: {downloadJar: true}}\n";
+  };
+  const std::string cloud(63, 'c');
+  EXPECT_TRUE(Lines(LoadConfigText(config(cloud, std::string(29, 't')), "n.yaml", {})).empty());
+  std::vector<std::string> lines =
+      Lines(LoadConfigText(config(cloud, std::string(30, 't')), "n.yaml", {}));
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("jobTemplates[0].name: cloud name '" + cloud + "' and template name '" +
+                          std::string(30, 't') + "' are 93 characters together; use 92 or fewer"),
+            std::string::npos)
+      << lines[0];
+  EXPECT_NE(lines[0].find("shorten the cloud's or the template's name"), std::string::npos)
+      << lines[0];
+}
+
 TEST(ConfigTest, InheritanceCycleIsReportedAtEachTemplate) {
   std::vector<std::string> lines =
       Lines(LoadConfigText(Cloud("        defaultAgentLaunch: {downloadJar: true}\n"

@@ -53,6 +53,19 @@ TEST(AgentNameTest, MakeAgentNameRejectsBadParts) {
   EXPECT_FALSE(MakeAgentName("c", "t;rm", at, 1));
 }
 
+TEST(AgentNameTest, NamesTooLongTogetherForAnAgentNameAreRefused) {
+  const auto at = system_clock::time_point(milliseconds(9'000'000'000'000));  // 13 digits
+  const std::string cloud(63, 'c');
+  Result<std::string> longest =
+      MakeAgentName(cloud, std::string(kMaxCloudAndTemplateLength - 63, 't'), at, UINT64_MAX);
+  ASSERT_TRUE(longest) << longest.error().ToString();
+  EXPECT_EQ(longest->size(), kMaxAgentNameLength);
+  Result<std::string> over =
+      MakeAgentName(cloud, std::string(kMaxCloudAndTemplateLength - 62, 't'), at, 1);
+  ASSERT_FALSE(over);
+  EXPECT_NE(over.error().message.find("characters together"), std::string::npos);
+}
+
 TEST(AgentNameTest, ValidateAgentNameAllowsLongerNames) {
   EXPECT_TRUE(ValidateAgentName(std::string(63, 'a') + "-" + std::string(63, 'b') + "-1-1"));
   EXPECT_FALSE(ValidateAgentName(std::string(190, 'a')));
