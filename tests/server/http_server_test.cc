@@ -144,18 +144,25 @@ class ApiServerTest : public ::testing::Test {
     return answer;
   }
 
-  // Sends `request` as written (what httplib's client would not send) and returns the whole
-  // answer, read until the server closes the connection or 20 s pass without a byte.
-  std::string Raw(const std::string& request) {
+  // A TCP connection to the server whose sends and receives give up after 20 s.
+  int Connect() {
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     EXPECT_GE(fd, 0);
     timeval timeout{20, 0};
     ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_port = htons(static_cast<uint16_t>(server_->port()));
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+    return fd;
+  }
+
+  // Sends `request` as written (what httplib's client would not send) and returns the whole
+  // answer, read until the server closes the connection.
+  std::string Raw(const std::string& request) {
+    const int fd = Connect();
     EXPECT_EQ(::send(fd, request.data(), request.size(), MSG_NOSIGNAL),
               static_cast<ssize_t>(request.size()));
     std::string answer;
@@ -547,15 +554,7 @@ TEST_F(ApiServerTest, AChunkedBodyIsRefusedBeforeItIsRead) {
   // A client that goes on sending after the answer: httplib 0.11 takes what follows for requests
   // (answering each) and closes the connection after a few. So of a 64 MB body, at most what the
   // kernel's socket buffers hold goes out; the whole of it would be read into memory before.
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_GE(fd, 0);
-  timeval timeout{20, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(server_->port()));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  const int fd = Connect();
   const std::string head = request.substr(0, request.find("\r\n\r\n") + 4);
   const std::string chunk = fmt::format("{:x}\r\n{}\r\n", 1 << 16, std::string(1 << 16, 'a'));
   size_t sent = 0;
