@@ -482,8 +482,9 @@ Status ApiServer::Impl::Listen() {
     // The request is not const where httplib keeps it, only in this handler's signature.
     auto& request = const_cast<httplib::Request&>(req);
     if (req.has_header("Transfer-Encoding")) {
-      // cpp-httplib 0.11 reads a chunked body whole, past the payload limit: refused unread,
-      // and the connection closed after the answer so that the body is not read as requests
+      // cpp-httplib 0.11 reads a chunked body whole, past the payload limit: refused unread. The
+      // answer says Connection: close so that the client stops sending; httplib itself takes
+      // what the client still sends for requests, answering each, up to its keep-alive limit.
       request.headers.erase("Connection");
       request.set_header("Connection", "close");
       WriteError(res, {411,
