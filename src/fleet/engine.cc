@@ -405,9 +405,7 @@ PassStats Engine::Tick() {
   // what tracking just proved absent goes out again in the same pass
   if (!stats.slurm_error || stats.slurm_error->code == Code::kAuth) SubmitIntents(stats);
   CancelRequested(stats);
-  // Only on a pass that took the full list: a light pass would judge jobs by the last one, whose
-  // states may have moved on (a job seen to end since would look live)
-  if (!stats.slurm_error && stats.full_list && have_full_list_) CollectOrphans(stats, poll_started);
+  if (!stats.slurm_error && have_full_list_) CollectOrphans(stats, poll_started);
   Retire();
   return stats;
 }
@@ -1118,7 +1116,7 @@ void Engine::CollectOrphans(PassStats& stats, int64_t poll_started) {
                                 : "no submission owns it";
     // Once, when it was cancelled or refused for good (another user's job): Slurm's next list
     // shows the outcome. One whose cancel may not have landed (slurmrestd unreachable, no answer)
-    // is tried again at the next full list, and said once.
+    // is tried again at the next pass, and said once.
     const bool transient =
         !c && (c.error().code == Code::kUnavailable || c.error().code == Code::kUnknownOutcome ||
                c.error().code == Code::kAuth);
@@ -1131,8 +1129,7 @@ void Engine::CollectOrphans(PassStats& stats, int64_t poll_started) {
     } else if (!transient || orphans_failing_.insert(job.job_id).second) {
       (void)store_.AppendEvent(key, "warn",
                                "could not cancel orphan job " + std::to_string(job.job_id) + ": " +
-                                   c.error().ToString() +
-                                   (transient ? "; trying again at the next full job list" : ""));
+                                   c.error().ToString() + (transient ? "; trying again" : ""));
     }
   }
 }
