@@ -462,6 +462,7 @@ void Engine::FullTrack(PassStats& stats, int64_t poll_started) {
   cursor_ = snapshot->last_update;
   full_list_wanted_ = false;
   Track(stats, *snapshot, poll_started);
+  ForgetSettledOrphans(poll_started);
   details_due_.clear();  // the list had every job's details
   slurm_.Recycle(std::move(*snapshot));
 }
@@ -1103,7 +1104,7 @@ void Engine::CollectOrphans(PassStats& stats, int64_t poll_started) {
         (!live->job_id || *live->job_id == job.job_id)) {
       continue;
     }
-    if (!job.submit_time) continue;
+    if (!job.submit_time || retired_at_.contains(job.job_id)) continue;
     int64_t age = poll_started - job.submit_time->time_since_epoch().count();
     if (age < static_cast<int64_t>(options_.orphan_grace.count())) continue;
     Result<store::Submission> owner = store_.Get(key);
@@ -1134,9 +1135,21 @@ void Engine::CollectOrphans(PassStats& stats, int64_t poll_started) {
   }
 }
 
+void Engine::ForgetSettledOrphans(int64_t poll_started) {
+  std::erase_if(retired_at_, [&](const auto& r) { return r.second < poll_started; });
+  // a job that left the list is not listed again; its id may later name a new job
+  const auto gone = [&](uint32_t id) {
+    return !std::binary_search(known_ids_.begin(), known_ids_.end(), id);
+  };
+  std::erase_if(orphans_cancelled_, gone);
+  std::erase_if(orphans_failing_, gone);
+}
+
 void Engine::Retire() {
-  active_.EraseIf([this](const store::Submission& s) {
+  const int64_t now = Now();
+  active_.EraseIf([&](const store::Submission& s) {
     if (!store::IsTerminal(s.phase)) return false;
+    if (s.job_id) retired_at_[*s.job_id] = now;
     cancel_sent_at_.erase(s.key);
     requests_.erase(s.key);
     if (s.job_id) details_due_.erase(*s.job_id);

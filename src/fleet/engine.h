@@ -237,6 +237,8 @@ class Engine {
                                               Request request);
   void CancelRequested(PassStats& stats);
   void CollectOrphans(PassStats& stats, int64_t poll_started);
+  // Forgets what orphan collection remembered of jobs a full list taken at `poll_started` settles.
+  void ForgetSettledOrphans(int64_t poll_started);
   // Writes `s` with an event of `type` (none when empty), merging a concurrent cancel request.
   void Save(store::Submission& s, const std::string& type, const std::string& message);
   void Retire();
@@ -311,8 +313,13 @@ class Engine {
   // Jobs observed since the last full list from their details: observed again from the next.
   // Sorted when that list comes.
   std::vector<uint32_t> observed_elsewhere_;
-  std::set<uint32_t> orphans_cancelled_;  // orphan jobs already cancelled (or refused): never again
-  std::set<uint32_t> orphans_failing_;    // orphan jobs whose cancel failed for now: said once
+  // Orphan jobs already cancelled (or refused): never again. Orphan jobs whose cancel failed for
+  // now: said once. Both keep only jobs the last full list showed.
+  std::set<uint32_t> orphans_cancelled_;
+  std::set<uint32_t> orphans_failing_;
+  // Job id -> when its submission was retired (unix s). The last full list may predate its end and
+  // still show it live: it is no orphan until a list taken after that says so.
+  std::map<uint32_t, int64_t> retired_at_;
   int64_t full_list_at_ = 0;
   bool have_full_list_ = false;
   std::string job_user_;           // the Slurm user our jobs run as, as of the last full list

@@ -648,6 +648,26 @@ TEST_F(EngineTest, OrphansWithOurTagAreCancelledAfterTheGracePeriodAndNothingEls
   EXPECT_EQ(slurm_.jobs().at(other_user).state.base, slurm::BaseState::kRunning);
 }
 
+TEST_F(EngineTest, AJobSeenEndingBetweenFullListsIsNoOrphan) {
+  std::string key = Add("run-31");
+  engine_->Tick();
+  Settle();
+  const uint32_t id = *Get(key).job_id;
+  Advance(61s);
+  slurm_.Touch();
+  ASSERT_TRUE(engine_->Tick().full_list);  // shows the job running, past the orphan grace
+  slurm_.SetState(id, {"COMPLETED"});
+  ASSERT_FALSE(engine_->Tick().full_list);
+  ASSERT_FALSE(engine_->Tick().full_list);
+  ASSERT_EQ(Get(key).phase, Phase::kSucceeded);
+  // the submission is retired; the last full list still shows its job running
+  ASSERT_FALSE(engine_->Tick().full_list);
+  EXPECT_EQ(slurm_.cancel_calls, 0);
+  auto events = store_->Events(key, 0, 0);
+  ASSERT_TRUE(events);
+  for (const store::Event& e : *events) EXPECT_NE(e.type, "orphan") << e.message;
+}
+
 TEST_F(EngineTest, AnOrphanWhoseCancelFailedForNowIsCancelledAtTheNextPass) {
   uint32_t orphan = slurm_.AddForeignJob("slurmfleet:test:gone-3", "ci");
   engine_->Tick();
