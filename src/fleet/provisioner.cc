@@ -496,10 +496,7 @@ void Provisioner::Launch(const std::vector<jenkins::QueueItem>& items,
     PlanItem p;
     p.id = item.id;
     p.folder = item.FolderPath();
-    if (item.label) {
-      Result<jenkins::LabelExpression> expr = jenkins::LabelExpression::Parse(*item.label);
-      if (expr) p.label = std::move(*expr);
-    }
+    if (item.label) p.label = jenkins::LabelExpression::FromAssigned(*item.label);
     plan_items.push_back(std::move(p));
   }
 

@@ -22,7 +22,8 @@ using Kind = Node::Kind;
 
 constexpr size_t kMaxLength = 4096;
 
-bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+// Jenkins' lexer skips spaces and tabs only: a line break is part of an atom.
+bool IsBlank(char c) { return c == ' ' || c == '\t'; }
 
 // Jenkins' lexer (LabelExpressionLexer.g4): an atom is a run of anything but these, plus '-' when
 // it does not start "->".
@@ -86,13 +87,15 @@ class Parser {
     return lhs;
   }
 
-  // implies := or ('->' implies)?   (right-associative; Jenkins itself rejects a chain)
+  // implies := or ('->' or)?   (Jenkins' grammar takes one: a chain needs parentheses)
   Result<NodePtr> ParseImplies() {
     auto lhs = ParseOr();
     if (!lhs) return lhs;
     if (Accept("->")) {
-      auto rhs = Nested([&] { return ParseImplies(); });
+      auto rhs = ParseOr();
       if (!rhs) return rhs;
+      SkipBlanks();
+      if (At("->")) return Expected("no second '->' (Jenkins takes one; write a->(b->c))");
       return MakeBinary(Kind::kImplies, std::move(*lhs), std::move(*rhs));
     }
     return lhs;
@@ -122,10 +125,10 @@ class Parser {
     return lhs;
   }
 
-  // not := '!' not | primary
+  // not := '!' primary | primary   (Jenkins' grammar: `!!a` needs parentheses, `!(!a)`)
   Result<NodePtr> ParseNot() {
     if (Accept("!")) {
-      auto operand = Nested([&] { return ParseNot(); });
+      auto operand = ParsePrimary();
       if (!operand) return operand;
       return MakeUnary(Kind::kNot, std::move(*operand));
     }
@@ -240,7 +243,7 @@ class Parser {
   std::string_view text_;
   size_t pos_ = 0;
   std::string last_operator_;  // the operator just read, to say what the missing label follows
-  int depth_ = 0;              // parentheses, `!` and `->` open around pos_
+  int depth_ = 0;              // parentheses open around pos_
 };
 
 // LabelAtom.escape: Jenkins quotes an atom that fails Jenkins.checkGoodName or holds a blank or a
@@ -369,7 +372,57 @@ bool Evaluate(const Node& node, const std::set<std::string>& labels) {
   return false;
 }
 
+// QuotedStringTokenizer.unquote: a text that starts and ends with the same quote loses both, and
+// its backslash escapes are read; any other text is kept as is.
+std::string Unquote(std::string_view text) {
+  if (text.size() < 2 || text.front() != text.back() ||
+      (text.front() != '"' && text.front() != '\''))
+    return std::string(text);
+  std::string out;
+  bool escape = false;
+  for (char c : text.substr(1, text.size() - 2)) {
+    if (!escape && c == '\\') {
+      escape = true;
+      continue;
+    }
+    if (escape) {
+      escape = false;
+      switch (c) {
+        case 'b':
+          c = '\b';
+          break;
+        case 'f':
+          c = '\f';
+          break;
+        case 'n':
+          c = '\n';
+          break;
+        case 'r':
+          c = '\r';
+          break;
+        case 't':
+          c = '\t';
+          break;
+        default:
+          break;
+      }
+    }
+    out += c;
+  }
+  return out;
+}
+
 }  // namespace
+
+LabelExpression LabelExpression::FromAssigned(std::string_view text) {
+  const std::string unquoted = Unquote(text);
+  if (Result<LabelExpression> parsed = Parse(unquoted)) return std::move(*parsed);
+  auto atom = std::make_shared<Node>();
+  atom->atom = unquoted;
+  LabelExpression expression;
+  expression.root_ = std::move(atom);
+  return expression;
+}
 
 Result<LabelExpression> LabelExpression::Parse(std::string_view text) {
   LabelExpression expression;

@@ -2,7 +2,9 @@
 // Pipeline's node('...') holds them: atoms joined by `&&`, `||`, `!`, `->` (implies), `<->`
 // (iff) and parentheses; an atom is a bare word or a "double-quoted" string (needed for atoms
 // holding spaces, parentheses or operator characters). Precedence, tightest first: `!`, `&&`,
-// `||`, `->`, `<->`; `->` is right-associative, the rest left. Pure values; no I/O.
+// `||`, `->`, `<->`; `&&`, `||` and `<->` are left-associative. As in Jenkins' grammar, `!` takes
+// an atom or a parenthesis (`!!a` is refused) and `->` is not chained (`a->b->c` is refused).
+// Pure values; no I/O.
 #pragma once
 
 #include <memory>
@@ -20,9 +22,14 @@ class LabelExpression {
   // mode, which Matches() leaves to the caller (see MatchesNode). kInvalidInput with the offset
   // and what was expected ("label expression 'gpu &&': expected a label after '&&' at 6, found
   // the end"). Like Jenkins' lexer, an atom ends at a blank or one of & | ! < > ( ) " ' and at
-  // "->", so `a->b` is an implication and `linux-x86_64` one atom. Jenkins rejects a chain
-  // `a->b->c`; it is accepted here, read as a->(b->c).
+  // "->", so `a->b` is an implication and `linux-x86_64` one atom.
   static Result<LabelExpression> Parse(std::string_view text);
+
+  // The label Jenkins assigns an item whose label text is `text` (Jenkins.getLabel): a text
+  // wholly in quotes is unquoted first, and one that then does not parse is a single atom of that
+  // text, which only a node carrying exactly that label matches. Never "any node" for a text that
+  // is not blank: an agent started for a label Jenkins reads otherwise would never get the item.
+  static LabelExpression FromAssigned(std::string_view text);
 
   // True when the expression holds for a node carrying exactly `labels` (the node's own name
   // included, as Jenkins' self-label). The empty expression matches every label set.

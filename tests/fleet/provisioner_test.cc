@@ -1006,6 +1006,19 @@ TEST_F(ProvisionerTest, TheDebugLogTellsEachItemsDecisionWhenItChanges) {
   EXPECT_TRUE(debug_lines_.empty()) << "nothing changed, nothing told";
 }
 
+TEST_F(ProvisionerTest, AnItemsLabelIsReadAsJenkinsReadsIt) {
+  // Jenkins.getLabel: `!!linux` does not parse, so it is one atom no agent of ours carries;
+  // `"linux"&&"linux"` is unquoted whole first, which leaves one atom too; `'linux'` is linux.
+  jenkins_.Enqueue("!!linux");
+  jenkins_.Enqueue(R"("linux"&&"linux")");
+  Pass();
+  EXPECT_TRUE(jenkins_.nodes.empty());
+  jenkins_.Enqueue("'linux'");
+  Pass();
+  EXPECT_EQ(jenkins_.nodes.size(), 1u);
+  EXPECT_EQ(slurm1_.jobs().size(), 1u);
+}
+
 TEST_F(ProvisionerTest, WithoutAdministerPipelineLabelsComeFromWhy) {
   jenkins_.administer = false;
   jenkins_.Enqueue("linux", "http://jenkins.test/job/p/3/", /*freestyle=*/false);

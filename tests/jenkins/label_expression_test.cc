@@ -85,8 +85,39 @@ TEST(LabelExpressionTest, NotBindsTighterThanAnd) {
   EXPECT_TRUE(Eval("!a && b", {"b"}));
   EXPECT_FALSE(Eval("!a && b", {"a", "b"}));
   EXPECT_FALSE(Eval("!a && b", {}));  // would be true as !(a && b)
-  EXPECT_TRUE(Eval("!!a", {"a"}));
-  EXPECT_EQ(Normalised("!!a"), "!!a");
+  EXPECT_TRUE(Eval("!(!a)", {"a"}));
+  EXPECT_EQ(Normalised("!(!a)"), "!(!a)");
+}
+
+TEST(LabelExpressionTest, RefusesWhatJenkinsGrammarRefuses) {
+  // term5 : term6 | NOT term6 and term2 : term3 (IMPLIES term3)? in LabelExpressionParser.g4
+  EXPECT_EQ(ParseError("!!a"),
+            "label expression '!!a': expected a label after '!' at 1, found '!'");
+  EXPECT_EQ(ParseError("a -> b -> c"),
+            "label expression 'a -> b -> c': expected no second '->' (Jenkins takes one; write "
+            "a->(b->c)) at 7, found '-'");
+  EXPECT_TRUE(Eval("a -> (b -> c)", {}));
+}
+
+TEST(LabelExpressionTest, AnAssignedLabelIsReadAsJenkinsGetLabelReadsIt) {
+  // unparsable: one atom of the whole text, never "any node"
+  for (std::string_view text : {"!!gpu", "a->b->c", "gpu &&", "a)"}) {
+    LabelExpression e = LabelExpression::FromAssigned(text);
+    EXPECT_FALSE(e.empty()) << text;
+    EXPECT_FALSE(e.Matches({"gpu", "a", "b", "c"})) << text;
+    EXPECT_TRUE(e.Matches({std::string(text)})) << text;
+  }
+  // wholly quoted: unquoted first, so the quotes inside make it one atom
+  LabelExpression quoted = LabelExpression::FromAssigned(R"("gpu"&&"linux")");
+  EXPECT_FALSE(quoted.Matches({"gpu", "linux"}));
+  EXPECT_TRUE(quoted.Matches({R"(gpu"&&"linux)"}));
+  EXPECT_TRUE(LabelExpression::FromAssigned(R"("my label")").Matches({"my label"}));
+  EXPECT_TRUE(LabelExpression::FromAssigned(R"('a\tb')").Matches({"a\tb"}));  // escapes read
+  // parsable: as Parse reads it
+  EXPECT_TRUE(LabelExpression::FromAssigned("gpu && linux").Matches({"gpu", "linux"}));
+  EXPECT_TRUE(LabelExpression::FromAssigned("").empty());
+  // a line break is part of an atom, as in Jenkins' lexer
+  EXPECT_TRUE(LabelExpression::FromAssigned("gpu\nlinux").Matches({"gpu\nlinux"}));
 }
 
 TEST(LabelExpressionTest, AndBindsTighterThanOr) {
@@ -112,11 +143,11 @@ TEST(LabelExpressionTest, ImpliesBindsTighterThanIff) {
   EXPECT_FALSE(Eval("a <-> b -> c", {"b", "c"}));
 }
 
-TEST(LabelExpressionTest, ImpliesIsRightAssociative) {
+TEST(LabelExpressionTest, ImpliesChainsOnlyThroughParentheses) {
   // a -> (b -> c) with {}: true. (a -> b) -> c with {}: true -> false = false.
-  EXPECT_TRUE(Eval("a -> b -> c", {}));
+  EXPECT_TRUE(Eval("a -> (b -> c)", {}));
   EXPECT_FALSE(Eval("(a -> b) -> c", {}));
-  EXPECT_EQ(Normalised("a -> b -> c"), "a->b->c");
+  EXPECT_EQ(Normalised("a -> (b -> c)"), "a->(b->c)");
 }
 
 TEST(LabelExpressionTest, IffIsLeftAssociative) {
@@ -181,7 +212,7 @@ TEST(LabelExpressionTest, QuotesAtomsJenkinsConsidersUnsafe) {
 }
 
 TEST(LabelExpressionTest, ToStringRoundTrips) {
-  for (std::string_view text : {"gpu", "gpu&&linux", "!a||(b&&c)", "a->b->c", "a<->b<->c",
+  for (std::string_view text : {"gpu", "gpu&&linux", "!a||(b&&c)", "a->(b->c)", "a<->b<->c",
                                 "(a->b)->c", "!(a||b)&&c", "\"my label\"&&x", "a||b&&!c->d<->e"}) {
     std::string once = Normalised(text);
     EXPECT_EQ(once, text);
@@ -218,15 +249,14 @@ TEST(LabelExpressionTest, ErrorsNameTheOffsetAndWhatWasExpected) {
 }
 
 TEST(LabelExpressionTest, BoundsNestingAndLength) {
-  EXPECT_TRUE(LabelExpression::Parse(std::string(100, '!') + "a"));
-  EXPECT_NE(ParseError(std::string(101, '!') + "a").find("nested deeper than 100 levels"),
-            std::string::npos);
+  EXPECT_TRUE(LabelExpression::Parse(std::string(100, '(') + "a" + std::string(100, ')')));
   EXPECT_NE(ParseError(std::string(101, '(') + "a" + std::string(101, ')'))
                 .find("nested deeper than 100 levels"),
             std::string::npos);
-  std::string chain = "a";
-  for (int i = 0; i < 101; ++i) chain += "->a";
-  EXPECT_NE(ParseError(chain).find("nested deeper"), std::string::npos);
+  std::string negations;
+  for (int i = 0; i < 101; ++i) negations += "!(";
+  EXPECT_NE(ParseError(negations + "a" + std::string(101, ')')).find("nested deeper"),
+            std::string::npos);
   // A long flat chain is fine up to the length bound.
   std::string flat = "a";
   while (flat.size() < 4090) flat += "&&a";
