@@ -210,6 +210,16 @@ void DecodeJobObject(const json& job, const std::string& path, SchemaSet schemas
       if (problems.size() == before) f.extra[key] = v;
     }
   }
+  // Slurm keeps one memory request and would take one of two silently.
+  std::vector<std::string> memory;
+  for (const char* key : {"memory_per_node", "memory_per_cpu", "memory_per_tres"}) {
+    if (job.contains(key)) memory.emplace_back(key);
+  }
+  if (memory.size() > 1) {
+    d.Problem(memory[1], "'" + memory[0] + "' and '" + memory[1] +
+                             "' are one request in Slurm: a job's memory is given per node, per "
+                             "CPU or per GPU; keep one of them");
+  }
 }
 
 }  // namespace slurmfleet::spec

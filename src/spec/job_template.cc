@@ -8,8 +8,25 @@ void Take(std::optional<T>& into, const std::optional<T>& top) {
   if (top) into = top;
 }
 
+// The job_desc fields that ask for a job's memory: Slurm keeps one request (sbatch's --mem,
+// --mem-per-cpu and --mem-per-gpu exclude each other), and of two it would take one silently.
+constexpr const char* kOtherMemoryFields[] = {"memory_per_cpu", "memory_per_tres"};
+
+bool SetsMemory(const JobFields& f) {
+  if (f.memory_per_node_mb) return true;
+  for (const char* key : kOtherMemoryFields) {
+    if (f.extra.contains(key)) return true;
+  }
+  return false;
+}
+
 JobFields OverlayJob(const JobFields& base, const JobFields& top) {
   JobFields out = base;
+  // a layer's memory request replaces an earlier layer's, whichever form either takes
+  if (SetsMemory(top)) {
+    out.memory_per_node_mb.reset();
+    for (const char* key : kOtherMemoryFields) out.extra.erase(key);
+  }
   Take(out.partition, top.partition);
   Take(out.account, top.account);
   Take(out.qos, top.qos);

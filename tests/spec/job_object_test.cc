@@ -45,6 +45,16 @@ TEST(JobObjectTest, TypedFieldsFromTheSpecExample) {
   EXPECT_TRUE(f.extra.empty());
 }
 
+TEST(JobObjectTest, RefusesTwoMemoryRequests) {
+  Decoded d = Decode(
+      json::parse(R"({"memory_per_node": 4096, "memory_per_cpu": {"set": true, "number": 1024}})"));
+  ASSERT_EQ(d.problems.size(), 1u);
+  EXPECT_EQ(d.problems[0].where, "job.memory_per_cpu");
+  EXPECT_NE(d.problems[0].message.find("keep one of them"), std::string::npos);
+  EXPECT_TRUE(
+      Decode(json::parse(R"({"memory_per_cpu": {"set": true, "number": 1024}})")).problems.empty());
+}
+
 TEST(JobObjectTest, PlainIntegerFormsForMemoryAndTime) {
   Decoded d = Decode(json{{"memory_per_node", 4096}, {"time_limit", 30}});
   ASSERT_TRUE(d.problems.empty());

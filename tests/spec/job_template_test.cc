@@ -36,6 +36,29 @@ TEST(JobTemplateTest, TopWinsFieldByField) {
   EXPECT_EQ(m.job.extra, (nlohmann::json{{"nice", 5}, {"mail_type", {"END"}}}));
 }
 
+TEST(JobTemplateTest, ALayersMemoryRequestReplacesAnEarlierOneInAnyForm) {
+  JobTemplate per_node;
+  per_node.job.memory_per_node_mb = 4096;
+  JobTemplate per_cpu;
+  per_cpu.job.extra = {{"memory_per_cpu", {{"set", true}, {"number", 2048}}}, {"nice", 1}};
+  JobTemplate m = Overlay(per_node, per_cpu);
+  EXPECT_FALSE(m.job.memory_per_node_mb);
+  EXPECT_EQ(m.job.extra, per_cpu.job.extra);
+
+  JobTemplate per_gpu;
+  per_gpu.job.extra = {{"memory_per_tres", "gres/gpu:8192"}};
+  m = Overlay(m, per_gpu);
+  EXPECT_EQ(m.job.extra, (nlohmann::json{{"nice", 1}, {"memory_per_tres", "gres/gpu:8192"}}));
+
+  m = Overlay(m, per_node);
+  EXPECT_EQ(m.job.memory_per_node_mb, 4096u);
+  EXPECT_EQ(m.job.extra, (nlohmann::json{{"nice", 1}}));
+
+  JobTemplate no_memory;
+  no_memory.job.cpus_per_task = 2;
+  EXPECT_EQ(Overlay(m, no_memory).job.memory_per_node_mb, 4096u);
+}
+
 TEST(JobTemplateTest, ContainerBlocksMergeFieldByField) {
   JobTemplate base;
   base.pyxis = PyxisLaunch{};
