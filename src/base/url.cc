@@ -1,7 +1,11 @@
 #include "base/url.h"
 
+#include "base/utf8.h"
+
 namespace slurmfleet {
 namespace {
+
+constexpr char kHex[] = "0123456789ABCDEF";
 
 bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
@@ -15,10 +19,51 @@ bool IsScheme(std::string_view s) {
   return true;
 }
 
+// The URL as a message quotes it: without its userinfo, each control character as \xNN (a line
+// break must not split a diagnostic), in valid UTF-8 (messages end up in JSON).
+std::string Shown(std::string_view url) {
+  std::string out;
+  for (char c : RepairUtf8(WithoutUserinfo(url))) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string NameOfSpaceOrControl(unsigned char u) {
+  switch (u) {
+    case ' ':
+      return "a space";
+    case '\t':
+      return "a tab";
+    case '\n':
+    case '\r':
+      return "a line break";
+    default:
+      return std::string("the control character \\x") + kHex[u >> 4] + kHex[u & 0xf];
+  }
+}
+
+// 1 to 65535, in decimal digits only (no sign, no spaces).
+bool IsPort(std::string_view s) {
+  if (s.empty() || s.size() > 5) return false;
+  unsigned value = 0;
+  for (char c : s) {
+    if (!IsDigit(c)) return false;
+    value = value * 10 + static_cast<unsigned>(c - '0');
+  }
+  return value >= 1 && value <= 65535;
+}
+
 }  // namespace
 
 std::string PercentEncode(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
   std::string out;
   out.reserve(text.size());
   for (char c : text) {
@@ -44,6 +89,79 @@ std::string WithoutUserinfo(std::string_view url) {
   const size_t at = url.rfind('@');
   if (at == std::string_view::npos || at < start) return std::string(url);
   return std::string(url.substr(0, start)) + "***" + std::string(url.substr(at));
+}
+
+std::optional<UrlProblem> CheckBaseUrl(std::string_view url, std::string_view example) {
+  const std::string shown = "'" + Shown(url) + "'";
+  const std::string e_g = "e.g. " + std::string(example);
+  for (char c : url) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u <= 0x20 || u == 0x7f) {
+      return UrlProblem{
+          shown + " contains " + NameOfSpaceOrControl(u),
+          u == ' ' ? "remove it (a space inside a path is written %20)" : "remove it"};
+    }
+  }
+  const size_t scheme_end = url.find("://");
+  if (scheme_end == std::string_view::npos ||
+      (url.substr(0, scheme_end) != "http" && url.substr(0, scheme_end) != "https")) {
+    // without "://" it is most often a host and port written without the scheme
+    return UrlProblem{
+        shown + " is not an http:// or https:// URL",
+        scheme_end == std::string_view::npos && !url.empty()
+            ? "write it with its scheme: http://" + Shown(url) + " or https://" + Shown(url)
+            : "write an http:// or https:// URL, " + e_g};
+  }
+
+  const std::string_view rest = url.substr(scheme_end + 3);
+  const std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
+  const size_t at = authority.rfind('@');
+  const std::string_view host_port =
+      at == std::string_view::npos ? authority : authority.substr(at + 1);
+  const UrlProblem no_host{shown + " has no host", "write the host after '//', " + e_g};
+  std::optional<std::string_view> port;
+  if (host_port.starts_with('[')) {
+    const size_t close = host_port.find(']');
+    if (close == std::string_view::npos) {
+      return UrlProblem{shown + " has no ']' closing its IPv6 address",
+                        "write the address in brackets, e.g. http://[::1]:8080/"};
+    }
+    if (close == 1) return no_host;
+    const std::string_view after = host_port.substr(close + 1);
+    if (!after.empty() && after.front() != ':') {
+      return UrlProblem{shown + " has more than a port after its IPv6 address",
+                        "write only ':' and a port after the ']', e.g. http://[::1]:8080/"};
+    }
+    if (!after.empty()) port = after.substr(1);
+  } else {
+    const size_t colon = host_port.find(':');
+    if (colon != std::string_view::npos &&
+        host_port.find(':', colon + 1) != std::string_view::npos) {
+      return UrlProblem{shown + " has an IPv6 address without brackets",
+                        "write it in brackets, e.g. http://[::1]:8080/"};
+    }
+    if (host_port.substr(0, colon).empty()) return no_host;
+    if (colon != std::string_view::npos) port = host_port.substr(colon + 1);
+  }
+  if (port && port->empty()) {
+    return UrlProblem{shown + " has no port after ':'",
+                      "write a port from 1 to 65535, or remove the ':' for the scheme's default"};
+  }
+  if (port && !IsPort(*port)) {
+    return UrlProblem{shown + " has a port that is not a number from 1 to 65535",
+                      "write the port as a number from 1 to 65535, or leave it out for the "
+                      "scheme's default, " +
+                          e_g};
+  }
+  if (url.find('?') != std::string_view::npos) {
+    return UrlProblem{shown + " has a query ('?'), which a base URL cannot take",
+                      "remove the '?' and all that follows it: paths are appended to this URL"};
+  }
+  if (url.find('#') != std::string_view::npos) {
+    return UrlProblem{shown + " has a fragment ('#'), which is never sent to the server",
+                      "remove the '#' and all that follows it"};
+  }
+  return std::nullopt;
 }
 
 }  // namespace slurmfleet

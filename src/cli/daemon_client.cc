@@ -48,17 +48,13 @@ void AddDaemonFlags(CLI::App& command, DaemonOptions& options) {
 }
 
 Result<nlohmann::json> DaemonGet(const DaemonOptions& options, const std::string& path) {
+  if (std::optional<UrlProblem> problem = CheckBaseUrl(options.url, "http://127.0.0.1:8470")) {
+    return Fail(Code::kInvalidInput, problem->message + "; " + problem->fix, "--daemon");
+  }
   const std::string where = "GET " + WithoutUserinfo(options.url) + path;
   if (options.token_file.empty()) {
     return Fail(Code::kInvalidInput,
                 "no API token: pass --api-token-file or set SLURMFLEET_API_TOKEN_FILE", where);
-  }
-  if (!options.url.starts_with("http://") && !options.url.starts_with("https://")) {
-    return Fail(Code::kInvalidInput,
-                "'" + WithoutUserinfo(options.url) +
-                    "' is not an http:// or https:// URL; e.g. --daemon "
-                    "http://127.0.0.1:8470",
-                "--daemon");
   }
   Result<Secret> token = ReadToken(options.token_file);
   if (!token) return std::unexpected(token.error());

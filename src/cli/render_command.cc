@@ -3,6 +3,7 @@
 // Nothing is submitted and nothing is contacted.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 
@@ -14,9 +15,16 @@
 #include "slurm/dialect.h"
 #include "spec/inline_json.h"
 #include "spec/resolve.h"
+#include "spec/suggest.h"
 
 namespace slurmfleet::cli {
 namespace {
+
+// The latest --timestamp-ms the clock can hold (2262-04-11, in 64-bit nanoseconds): a later one
+// would overflow into a negative agent name.
+constexpr int64_t kMaxTimestampMs = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        std::chrono::system_clock::duration::max())
+                                        .count();
 
 struct RenderOptions {
   std::string config_path;
@@ -55,6 +63,22 @@ int RunRender(const RenderOptions& o) {
                         "the configuration has " + std::to_string(cfg->clouds.size()) +
                             " clouds; choose one with --cloud",
                         "--cloud"});
+  }
+
+  const std::vector<spec::JobTemplate>& templates = cloud->job_templates;
+  if (std::none_of(templates.begin(), templates.end(),
+                   [&](const spec::JobTemplate& t) { return t.name == o.template_name; })) {
+    std::vector<std::string_view> names;
+    std::string known;
+    for (const spec::JobTemplate& t : templates) {
+      names.push_back(t.name);
+      known += (known.empty() ? "" : ", ") + t.name;
+    }
+    return Failed(Error{Code::kInvalidInput,
+                        "no job template named '" + o.template_name + "' in cloud '" + cloud->name +
+                            "'" + spec::DidYouMean(o.template_name, names) +
+                            "; its templates: " + (known.empty() ? "none" : known),
+                        "--template"});
   }
 
   // The version the job is rendered for: the flag, else the cloud's pinned version, else the
@@ -134,7 +158,9 @@ void AddRenderCommand(CLI::App& app, CommandResult& result) {
                   "render for this slurmrestd API version (default: the cloud's, else the newest)");
   cmd->add_option("--set", o->set_flags, "override a configuration value: PATH=VALUE (repeatable)");
   cmd->add_option("--timestamp-ms", o->timestamp_ms,
-                  "the agent name's timestamp in Unix milliseconds (default: now)");
+                  "the agent name's timestamp in Unix milliseconds, up to 2262-04-11 (default: "
+                  "now)")
+      ->check(CLI::Range(int64_t{0}, kMaxTimestampMs));
   cmd->add_option("--sequence", o->sequence, "the agent name's sequence number and agent index")
       ->capture_default_str();
   cmd->add_option("--output", o->output, "what to print")

@@ -1,5 +1,7 @@
 #include "config/config.h"
 
+#include <yaml-cpp/depthguard.h>
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -25,10 +27,6 @@ using spec::JobTemplate;
 constexpr const char* kInlineSecretFix =
     "credentials are never written inline: put the token in a file only slurmfleet can read and "
     "set jwtFile to its path (or use jwtEnv / jwtKeyFile)";
-
-bool IsHttpUrl(const std::string& s) {
-  return (s.starts_with("http://") && s.size() > 7) || (s.starts_with("https://") && s.size() > 8);
-}
 
 std::vector<const spec::JobDescSchema*> SchemasFor(std::string_view api_version) {
   std::vector<const spec::JobDescSchema*> out;
@@ -57,31 +55,26 @@ std::string Required(MapReader& r, std::string_view key, std::string fix) {
   return *v;
 }
 
-// `example` is a URL of the kind the key wants; a value without a scheme is most often a host
-// and port written without it, so the fix proposes exactly that.
+// `example` is a URL of the kind the key wants, quoted in the fix.
 void CheckUrl(MapReader& r, std::string_view key, const std::string& value,
               std::string_view example) {
   if (value.empty()) return;
-  if (IsHttpUrl(value)) {
-    // user:password@ would be shown wherever the URL is (logs, JENKINS_URL in every job)
-    const size_t authority = value.find("://") + 3;
-    const size_t end = value.find_first_of("/?#", authority);
-    const std::string_view host_part =
-        std::string_view(value).substr(authority, end == std::string::npos ? end : end - authority);
-    if (host_part.find('@') != std::string_view::npos) {
-      r.sink().Report(r.node()[std::string(key)], r.PathOf(key),
-                      "the URL holds a user name or password (not shown here)",
-                      "remove the part before '@': credentials are given under credentials, "
-                      "never inside a URL");
-    }
+  if (std::optional<UrlProblem> problem = CheckBaseUrl(value, example)) {
+    r.sink().Report(r.node()[std::string(key)], r.PathOf(key), std::move(problem->message),
+                    std::move(problem->fix));
     return;
   }
-  const std::string shown = WithoutUserinfo(value);
-  std::string fix = value.find("://") == std::string::npos
-                        ? "write it with its scheme: http://" + shown + " or https://" + shown
-                        : "write an http:// or https:// URL, e.g. " + std::string(example);
-  r.sink().Report(r.node()[std::string(key)], r.PathOf(key),
-                  "'" + shown + "' is not an http:// or https:// URL", std::move(fix));
+  // user:password@ would be shown wherever the URL is (logs, JENKINS_URL in every job)
+  const size_t authority = value.find("://") + 3;
+  const size_t end = value.find_first_of("/?#", authority);
+  const std::string_view host_part =
+      std::string_view(value).substr(authority, end == std::string::npos ? end : end - authority);
+  if (host_part.find('@') != std::string_view::npos) {
+    r.sink().Report(r.node()[std::string(key)], r.PathOf(key),
+                    "the URL holds a user name or password (not shown here)",
+                    "remove the part before '@': credentials are given under credentials, "
+                    "never inside a URL");
+  }
 }
 
 // slurmrestd also listens on local sockets, named as on its own command line: unix:/path.
@@ -560,6 +553,16 @@ LoadResult LoadConfigText(std::string_view text, std::string_view file,
   YAML::Node doc;
   try {
     doc = YAML::Load(std::string(text));
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp says only "bad file". Its mark is where the parser gave up, at or just after
+    // the deep part (the end of the file for an unclosed '['): the line, not the column, helps.
+    sink.ReportAt(e.mark.line < 0 ? 0 : e.mark.line + 1, 0, "",
+                  "the file nests too deeply to be read (the YAML parser stops at " +
+                      std::to_string(e.depth()) + " levels; a configuration needs no more than " +
+                      std::to_string(kMaxYamlDepth) + ")",
+                  "look for '[' or '{' left open, or lines indented ever further, up to this line");
+    out.diagnostics = sink.diagnostics();
+    return out;
   } catch (const YAML::Exception& e) {
     sink.ReportAt(e.mark.line + 1, e.mark.column + 1, "", "not valid YAML: " + e.msg,
                   "check the indentation and quoting around this position");
@@ -577,6 +580,14 @@ LoadResult LoadConfigText(std::string_view text, std::string_view file,
     }
     if (!doc.IsDefined() || doc.IsNull()) {
       sink.ReportAt(1, 1, "", "the configuration is empty", "start from examples/slurmfleet.yaml");
+    } else if (!doc.IsMap()) {
+      // A lone value is not quoted: a token file given as --config by mistake would be shown.
+      sink.Report(doc, "",
+                  "the top level must be a mapping of keys (jenkins:, batch:, daemon:), but the "
+                  "file holds " +
+                      std::string(doc.IsSequence() ? "a list" : "a single value (not shown)"),
+                  "write each top-level key at the start of its line, followed by ':', as in "
+                  "examples/slurmfleet.yaml");
     } else if (CheckDocument(doc, sink)) {
       // the index in jenkins.clouds of each decoded cloud: entries that are no cloud are skipped
       std::vector<size_t> cloud_entries;

@@ -472,15 +472,11 @@ std::string_view UrlPath(std::string_view url) {
 
 Result<std::unique_ptr<HttpClient>> HttpClient::Create(HttpClientOptions options) {
   std::string& url = options.base_url;
-  size_t authority = url.starts_with("https://") ? 8 : url.starts_with("http://") ? 7 : 0;
-  std::string_view host = std::string_view(url).substr(authority);
-  host = host.substr(0, host.find('/'));
-  if (authority == 0 || host.empty() || url.find_first_of("?# ") != std::string::npos) {
-    return Fail(Code::kInvalidInput,
-                "'" + AsciiOnly(WithoutUserinfo(url)) +
-                    "' is not an http:// or https:// URL; use e.g. http://jenkins:8080/",
-                "base_url");
+  if (std::optional<UrlProblem> problem = CheckBaseUrl(url, "http://jenkins:8080/")) {
+    return Fail(Code::kInvalidInput, problem->message + "; " + problem->fix, "base_url");
   }
+  std::string_view host = std::string_view(url).substr(url.find("://") + 3);
+  host = host.substr(0, host.find('/'));
   if (host.find('@') != std::string_view::npos) {
     // Never echo it: the part before '@' may be a password.
     return Fail(Code::kInvalidInput,

@@ -77,7 +77,7 @@ Result<std::string> MakeAgentName(std::string_view cloud, std::string_view templ
 }
 
 Status ValidateAgentName(std::string_view name) {
-  return CheckChars("agent name", name, 3 * kMaxNameLength);
+  return CheckChars("agent name", name, kMaxAgentNameLength);
 }
 
 std::string OwnershipTag(std::string_view cloud, std::string_view template_name) {

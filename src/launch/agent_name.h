@@ -36,7 +36,8 @@ Result<std::string> MakeAgentName(std::string_view cloud, std::string_view templ
                                   std::chrono::system_clock::time_point at, uint64_t sequence);
 
 // An agent name as it arrives from elsewhere (a CLI flag, the state file): the same character
-// rules as ValidateName, up to 3 * kMaxNameLength characters.
+// rules as ValidateName, up to kMaxAgentNameLength characters, as MakeAgentName makes them.
+// kInvalidInput naming the limit otherwise.
 Status ValidateAgentName(std::string_view name);
 
 // What every job we submit carries in its comment, so we can tell our jobs from anybody else's:

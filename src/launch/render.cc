@@ -261,10 +261,9 @@ Result<RenderedJob> Render(const ResolvedTemplate& t, const LaunchContext& c) {
   if (Status s = ValidateName("cloud name", c.cloud); !s) return std::unexpected(s.error());
   if (Status s = ValidateName("template name", t.name); !s) return std::unexpected(s.error());
   if (Status s = ValidateAgentName(c.agent_name); !s) return std::unexpected(s.error());
-  if (!c.jenkins_url.starts_with("http://") && !c.jenkins_url.starts_with("https://")) {
-    return Fail(Code::kInvalidInput,
-                "'" + WithoutUserinfo(c.jenkins_url) + "' is not an http:// or https:// URL",
-                "jenkinsUrl");
+  if (std::optional<UrlProblem> problem =
+          CheckBaseUrl(c.jenkins_url, "https://jenkins.example.org/")) {
+    return Fail(Code::kInvalidInput, problem->message + "; " + problem->fix, "jenkinsUrl");
   }
   if (!t.job.current_working_directory) {
     return Fail(Code::kInvalidInput, "no working directory; resolve the template first",

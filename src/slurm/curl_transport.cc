@@ -207,11 +207,11 @@ Result<std::unique_ptr<CurlTransport>> CurlTransport::Create(TransportOptions op
                       "unix:/run/slurmrestd/slurmrestd.socket",
                   "slurm url");
     }
-  } else if (!url.starts_with("http://") && !url.starts_with("https://")) {
+  } else if (std::optional<UrlProblem> problem = CheckBaseUrl(url, "http://slurmrestd:6820")) {
+    const bool http = url.starts_with("http://") || url.starts_with("https://");
     return Fail(Code::kInvalidInput,
-                "'" + WithoutUserinfo(url) +
-                    "' is not an http:// or https:// URL; use e.g. http://slurmrestd:6820, or "
-                    "unix:/path/to/slurmrestd.socket for a local socket",
+                problem->message + "; " + problem->fix +
+                    (http ? "" : ", or unix:/path/to/slurmrestd.socket for a local socket"),
                 "slurm url");
   } else {
     while (options.base_url.back() == '/') options.base_url.pop_back();

@@ -38,5 +38,106 @@ TEST(WithoutUserinfoTest, UrlsWithoutUserinfoStayAsTheyAre) {
   }
 }
 
+TEST(CheckBaseUrlTest, HttpAndHttpsUrlsWithAHostPass) {
+  for (std::string_view url :
+       {"http://host", "https://host/", "http://host:8080/jenkins/", "http://10.0.0.1:6820",
+        "http://[::1]:8080/", "https://[2001:db8::1]/", "http://u:pw@host:1/", "http://h:65535",
+        "http://s:6820/a@b"}) {
+    EXPECT_EQ(CheckBaseUrl(url, "http://example:1"), std::nullopt) << url;
+  }
+}
+
+TEST(CheckBaseUrlTest, EachProblemIsNamedWithItsFix) {
+  struct Case {
+    std::string_view url;
+    std::string message;
+    std::string fix;
+  };
+  const Case cases[] = {
+      {"http:///", "'http:///' has no host", "write the host after '//', e.g. http://s:6820"},
+      {"http://", "'http://' has no host", "write the host after '//', e.g. http://s:6820"},
+      {"http://:8080/", "'http://:8080/' has no host",
+       "write the host after '//', e.g. http://s:6820"},
+      {"http://u:pw@/", "'http://***@/' has no host",
+       "write the host after '//', e.g. http://s:6820"},
+      {"http://[]:80/", "'http://[]:80/' has no host",
+       "write the host after '//', e.g. http://s:6820"},
+      {"http://ho st/", "'http://ho st/' contains a space",
+       "remove it (a space inside a path is written %20)"},
+      {"http://host/ ", "'http://host/ ' contains a space",
+       "remove it (a space inside a path is written %20)"},
+      {"http://host\t/", "'http://host\\x09/' contains a tab", "remove it"},
+      {"http://host/\n", "'http://host/\\x0A' contains a line break", "remove it"},
+      {"http://ho\x7Fst/", "'http://ho\\x7Fst/' contains the control character \\x7F", "remove it"},
+      {"http://host/#frag",
+       "'http://host/#frag' has a fragment ('#'), which is never sent to the server",
+       "remove the '#' and all that follows it"},
+      {"http://host#", "'http://host#' has a fragment ('#'), which is never sent to the server",
+       "remove the '#' and all that follows it"},
+      {"http://host/?a=b", "'http://host/?a=b' has a query ('?'), which a base URL cannot take",
+       "remove the '?' and all that follows it: paths are appended to this URL"},
+      {"http://host:/", "'http://host:/' has no port after ':'",
+       "write a port from 1 to 65535, or remove the ':' for the scheme's default"},
+      {"http://[::1]:/", "'http://[::1]:/' has no port after ':'",
+       "write a port from 1 to 65535, or remove the ':' for the scheme's default"},
+      {"ftp://host/", "'ftp://host/' is not an http:// or https:// URL",
+       "write an http:// or https:// URL, e.g. http://s:6820"},
+      {"HTTP://host/", "'HTTP://host/' is not an http:// or https:// URL",
+       "write an http:// or https:// URL, e.g. http://s:6820"},
+      {"host:6820", "'host:6820' is not an http:// or https:// URL",
+       "write it with its scheme: http://host:6820 or https://host:6820"},
+      {"", "'' is not an http:// or https:// URL",
+       "write an http:// or https:// URL, e.g. http://s:6820"},
+      {"http://[::1:8080/", "'http://[::1:8080/' has no ']' closing its IPv6 address",
+       "write the address in brackets, e.g. http://[::1]:8080/"},
+      {"http://[::1]8080/", "'http://[::1]8080/' has more than a port after its IPv6 address",
+       "write only ':' and a port after the ']', e.g. http://[::1]:8080/"},
+      {"http://::1:8080/", "'http://::1:8080/' has an IPv6 address without brackets",
+       "write it in brackets, e.g. http://[::1]:8080/"},
+  };
+  for (const Case& c : cases) {
+    std::optional<UrlProblem> p = CheckBaseUrl(c.url, "http://s:6820");
+    ASSERT_TRUE(p) << c.url;
+    EXPECT_EQ(p->message, c.message) << c.url;
+    EXPECT_EQ(p->fix, c.fix) << c.url;
+  }
+}
+
+TEST(CheckBaseUrlTest, APortIsANumberFrom1To65535) {
+  for (std::string_view url : {"http://host:abc/", "http://host:0/", "http://host:99999/",
+                               "http://host:65536", "http://host:-1/", "http://host:8080x/",
+                               "http://host:123456/", "https://[::1]:0/", "http://u:pw@h:x/"}) {
+    std::optional<UrlProblem> p = CheckBaseUrl(url, "http://s:6820");
+    ASSERT_TRUE(p) << url;
+    EXPECT_NE(p->message.find("has a port that is not a number from 1 to 65535"), std::string::npos)
+        << p->message;
+    EXPECT_EQ(p->fix,
+              "write the port as a number from 1 to 65535, or leave it out for the scheme's "
+              "default, e.g. http://s:6820");
+  }
+  EXPECT_EQ(CheckBaseUrl("http://host:1/", "x"), std::nullopt);
+}
+
+// The message quotes the URL, never a part of it: a password holding an unencoded '/', '?', '#'
+// or a space may make that part look like a port, a query or a fragment.
+TEST(CheckBaseUrlTest, APasswordIsNeverShown) {
+  for (std::string_view url :
+       {"http://u:SECRETMARK@host:abc/", "http://u:SECRET MARK@host/", "http://u:SECRET#MARK@host/",
+        "http://u:SECRET?MARK@host/", "http://u:SECRET/MARK@host/", "http://u:SECRETMARK@/",
+        "ftp://u:SECRETMARK@host/", "u:SECRETMARK@host:6820", "http://u:SECRET\nMARK@host"}) {
+    std::optional<UrlProblem> p = CheckBaseUrl(url, "http://s:6820");
+    ASSERT_TRUE(p) << url;
+    EXPECT_EQ(p->message.find("SECRET"), std::string::npos) << p->message;
+    EXPECT_EQ(p->fix.find("SECRET"), std::string::npos) << p->fix;
+    EXPECT_EQ(p->message.find("MARK"), std::string::npos) << p->message;
+  }
+}
+
+TEST(CheckBaseUrlTest, TheQuotedUrlIsValidUtf8) {
+  std::optional<UrlProblem> p = CheckBaseUrl("http://h\xC3/ x", "http://s:6820");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->message, "'http://h\uFFFD/ x' contains a space");
+}
+
 }  // namespace
 }  // namespace slurmfleet

@@ -109,6 +109,24 @@ TEST(DaemonUrlTest, ADaemonUrlThatIsNotHttpIsRefused) {
   EXPECT_NE(r.out.find("is not an http:// or https:// URL"), std::string::npos) << r.out;
 }
 
+// The check every base URL gets (base/url.h): a host, a port from 1 to 65535, no fragment.
+TEST(DaemonUrlTest, ADaemonUrlWithoutAHostOrWithABadPortIsRefused) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"http:///",
+       "'http:///' has no host; write the host after '//', e.g. "
+       "http://127.0.0.1:8470"},
+      {"http://127.0.0.1:99999", "has a port that is not a number from 1 to 65535"},
+      {"http://127.0.0.1:0", "has a port that is not a number from 1 to 65535"},
+      {"http://127.0.0.1:8470/#x", "has a fragment ('#')"},
+  };
+  for (const auto& [url, expected] : cases) {
+    CommandRun r = Slurmfleet("agents --daemon '" + url + "' --api-token-file /dev/null");
+    EXPECT_EQ(r.exit_code, 3) << r.out;
+    EXPECT_NE(r.out.find("--daemon"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(expected), std::string::npos) << r.out;
+  }
+}
+
 TEST(DaemonUrlTest, ErrorsQuoteTheDaemonUrlWithoutItsPassword) {
   const std::string token = ::testing::TempDir() + "/daemon-url.token";
   std::ofstream(token) << "some-token\n";

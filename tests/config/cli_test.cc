@@ -171,8 +171,17 @@ TEST(RenderCliTest, ScriptOutputIsShellcheckClean) {
 
 TEST(RenderCliTest, Errors) {
   CliRun r = Slurmfleet("render --config " + kExample + " --template nope");
-  EXPECT_EQ(r.exit_code, 1) << r.out;
-  EXPECT_NE(r.out.find("no job template named 'nope'"), std::string::npos) << r.out;
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("--template: no job template named 'nope' in cloud 'local'; its "
+                       "templates: cpu, cpu-2n, pyxis, apptainer, custom"),
+            std::string::npos)
+      << r.out;
+  r = Slurmfleet("render --config " + kExample + " --template cpu2n");
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("no job template named 'cpu2n' in cloud 'local' (did you mean "
+                       "'cpu-2n'?)"),
+            std::string::npos)
+      << r.out;
   r = Slurmfleet("render --config " + kExample + " --template cpu --json '{\"job\": 1}'");
   EXPECT_EQ(r.exit_code, 3) << r.out;
   r = Slurmfleet("render --config " + kExample + " --template cpu --api-version v9");
@@ -180,6 +189,25 @@ TEST(RenderCliTest, Errors) {
   r = Slurmfleet("render --config " + kBroken + " --template cpu");
   EXPECT_EQ(r.exit_code, 3) << r.out;
   EXPECT_NE(r.out.find("more problems; run slurmfleet validate"), std::string::npos) << r.out;
+}
+
+// A later time than the clock holds would overflow into a negative agent name.
+TEST(RenderCliTest, TheTimestampIsBoundedToWhatTheClockHolds) {
+  for (const char* ms : {"9223372036854775807", "253402300799999", "9223372036855", "-1"}) {
+    CliRun r = Slurmfleet("render --config " + kExample + " --template cpu --timestamp-ms " + ms);
+    EXPECT_EQ(r.exit_code, 2) << ms << "\n" << r.out;
+    EXPECT_NE(
+        r.out.find("--timestamp-ms: Value " + std::string(ms) + " not in range 0 to 9223372036854"),
+        std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("# agent"), std::string::npos) << r.out;
+  }
+  for (const char* ms : {"0", "9223372036854"}) {
+    CliRun r = Slurmfleet("render --config " + kExample + " --template cpu --timestamp-ms " + ms);
+    EXPECT_EQ(r.exit_code, 0) << ms << "\n" << r.out;
+    EXPECT_NE(r.out.find("# agent local-cpu-" + std::string(ms) + "-1 "), std::string::npos)
+        << r.out;
+  }
 }
 
 }  // namespace

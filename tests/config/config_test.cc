@@ -246,6 +246,35 @@ TEST(ConfigTest, NestingDeeperThanAnyConfigurationIsRefused) {
   EXPECT_NE(Lines(r)[0].find("nested deeper than 64 levels"), std::string::npos) << Lines(r)[0];
 }
 
+// yaml-cpp stops on its own at 500 levels, before the document check could count them.
+TEST(ConfigTest, AFileNestedTooDeeplyForTheParserSaysSoWithTheLine) {
+  const std::string text =
+      "batch:\n  x: " + std::string(1000, '[') + std::string(1000, ']') + "\ndaemon: {}\n";
+  std::vector<std::string> lines = Lines(LoadConfigText(text, "deep.yaml", {}));
+  ASSERT_EQ(lines.size(), 1u) << testing::PrintToString(lines);
+  EXPECT_EQ(lines[0],
+            "deep.yaml:2: the file nests too deeply to be read (the YAML parser stops at 500 "
+            "levels; a configuration needs no more than 64) (fix: look for '[' or '{' left open, "
+            "or lines indented ever further, up to this line)");
+}
+
+TEST(ConfigTest, TheTopLevelMustBeAMappingOfKeys) {
+  // a token file given as --config by mistake: its text is not shown
+  std::vector<std::string> lines =
+      Lines(LoadConfigText("eyJhbGciOiJIUzI1NiJ9.SECRETMARK\n", "token.yaml", {}));
+  ASSERT_EQ(lines.size(), 1u) << testing::PrintToString(lines);
+  EXPECT_EQ(lines[0],
+            "token.yaml:1:1: the top level must be a mapping of keys (jenkins:, batch:, daemon:), "
+            "but the file holds a single value (not shown) (fix: write each top-level key at the "
+            "start of its line, followed by ':', as in examples/slurmfleet.yaml)");
+  lines = Lines(LoadConfigText("- jenkins:\n    url: http://j/\n- batch: {}\n", "list.yaml", {}));
+  ASSERT_EQ(lines.size(), 1u) << testing::PrintToString(lines);
+  EXPECT_NE(lines[0].find("list.yaml:1:1: the top level must be a mapping of keys (jenkins:, "
+                          "batch:, daemon:), but the file holds a list (fix: write each"),
+            std::string::npos)
+      << lines[0];
+}
+
 TEST(ConfigTest, CredentialSourcesDecode) {
   LoadResult r = LoadConfigText(
       "jenkins:\n  clouds:\n    - slurm:\n        name: c\n        slurmRestApiUrl: http://x\n"
@@ -424,6 +453,47 @@ TEST(ConfigTest, UrlsWithCredentialsInsideAreRefusedWithoutShowingThem) {
                                  "  storageRoot: /s\n  credentials: {jwtFile: /t}\n",
                                  "ok.yaml", {})),
             std::vector<std::string>{});
+}
+
+// Every URL key gets the check the CLI and the clients make (base/url.h), not just its scheme.
+TEST(ConfigTest, UrlsNeedAHostAPortFrom1To65535AndNoSpaceOrFragment) {
+  auto config = [](const std::string& url) {
+    return "jenkins:\n  url: '" + url +
+           "'\n  credentials: {user: u, apiTokenFile: /t}\n  clouds:\n    - slurm:\n"
+           "        name: c\n        slurmRestApiUrl: '" +
+           url + "'\n        credentials: {jwtFile: /t}\n        jenkinsUrl: '" + url +
+           "'\nbatch:\n  restUrl: '" + url +
+           "'\n  partition: p\n  storageRoot: /s\n  credentials: {jwtFile: /t}\n";
+  };
+  const std::pair<std::string, std::string> cases[] = {
+      {"http:///", "'http:///' has no host (fix: write the host after '//', e.g. "},
+      {"http://:8080/", "'http://:8080/' has no host (fix: write the host after '//', e.g. "},
+      {"http://ho st/", "'http://ho st/' contains a space (fix: remove it"},
+      {"http://host/#frag",
+       "'http://host/#frag' has a fragment ('#'), which is never sent to the server (fix: remove "
+       "the '#' and all that follows it)"},
+      {"http://host:abc/", "'http://host:abc/' has a port that is not a number from 1 to 65535"},
+      {"http://host:0/", "'http://host:0/' has a port that is not a number from 1 to 65535"},
+      {"http://host:99999/",
+       "'http://host:99999/' has a port that is not a number from 1 to 65535"},
+  };
+  for (const auto& [url, expected] : cases) {
+    std::vector<std::string> lines = Lines(LoadConfigText(config(url), "u.yaml", {}));
+    EXPECT_EQ(lines.size(), 4u) << url << "\n" << testing::PrintToString(lines);
+    for (const std::string key :
+         {"jenkins.url: ", "slurm.slurmRestApiUrl: ", "slurm.jenkinsUrl: ", "batch.restUrl: "}) {
+      EXPECT_TRUE(std::any_of(
+          lines.begin(), lines.end(),
+          [&](const std::string& l) { return l.find(key + expected) != std::string::npos; }))
+          << key + expected << "\n"
+          << testing::PrintToString(lines);
+    }
+  }
+  for (const std::string url :
+       {"http://[::1]:8080/", "https://host:65535/x", "http://10.0.0.1:1"}) {
+    LoadResult r = LoadConfigText(config(url), "u.yaml", {});
+    EXPECT_TRUE(r.ok()) << url << "\n" << testing::PrintToString(Lines(r));
+  }
 }
 
 TEST(ConfigTest, UrlsThatAreNotHttpAreQuotedWithoutTheirCredentials) {

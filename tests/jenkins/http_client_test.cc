@@ -274,6 +274,20 @@ TEST_F(HttpClientTest, CreateRejectsBadOptionsNamingThem) {
   EXPECT_EQ(e.where, "base_url");
   e = with([](auto& o) { o.base_url = "http:///x"; });
   EXPECT_EQ(e.where, "base_url");
+  // the shared check of base/url.h, beyond the scheme
+  const std::pair<const char*, const char*> bad_urls[] = {
+      {"http://jenkins:0/", "' has a port that is not a number from 1 to 65535"},
+      {"http://jenkins:99999/", "' has a port that is not a number from 1 to 65535"},
+      {"http://jenkins/#x", "' has a fragment ('#')"},
+      {"http://jen kins/", "' contains a space"},
+      {"http://:8080/", "' has no host; write the host after '//', e.g. http://jenkins:8080/"},
+  };
+  for (const auto& [url, expected] : bad_urls) {
+    e = with([url](auto& o) { o.base_url = url; });
+    EXPECT_EQ(e.code, Code::kInvalidInput) << url;
+    EXPECT_EQ(e.where, "base_url") << url;
+    EXPECT_NE(e.message.find(std::string("'") + url + expected), std::string::npos) << e.message;
+  }
   e = with([](auto& o) { o.base_url = "https://admin:hunter2@jenkins/"; });
   EXPECT_EQ(e.where, "base_url");
   EXPECT_EQ(e.ToString().find("hunter2"), std::string::npos) << e.ToString();

@@ -66,9 +66,16 @@ TEST(AgentNameTest, NamesTooLongTogetherForAnAgentNameAreRefused) {
   EXPECT_NE(over.error().message.find("characters together"), std::string::npos);
 }
 
-TEST(AgentNameTest, ValidateAgentNameAllowsLongerNames) {
-  EXPECT_TRUE(ValidateAgentName(std::string(63, 'a') + "-" + std::string(63, 'b') + "-1-1"));
-  EXPECT_FALSE(ValidateAgentName(std::string(190, 'a')));
+// Names from flags and the state file are held to what MakeAgentName makes: at most 128.
+TEST(AgentNameTest, ValidateAgentNameAllowsWhatMakeAgentNameMakes) {
+  EXPECT_TRUE(ValidateAgentName(std::string(kMaxAgentNameLength, 'a')));
+  Status over = ValidateAgentName(std::string(kMaxAgentNameLength + 1, 'a'));
+  ASSERT_FALSE(over);
+  EXPECT_EQ(over.error().code, Code::kInvalidInput);
+  EXPECT_NE(over.error().message.find("is 129 characters long; use 128 or fewer"),
+            std::string::npos)
+      << over.error().message;
+  EXPECT_FALSE(ValidateAgentName(std::string(63, 'a') + "-" + std::string(63, 'b') + "-1-1"));
   EXPECT_FALSE(ValidateAgentName("a/../b"));
 }
 

@@ -243,7 +243,22 @@ TEST(RenderTest, RejectsBadInputs) {
   Result<RenderedJob> r = Render(Native(), c);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().where, "jenkinsUrl");
-  EXPECT_EQ(r.error().message, "'***@jenkins:8080' is not an http:// or https:// URL");
+  EXPECT_EQ(r.error().message,
+            "'***@jenkins:8080' is not an http:// or https:// URL; write it with its scheme: "
+            "http://***@jenkins:8080 or https://***@jenkins:8080");
+  c = Context();
+  c.jenkins_url = "http://jenkins:0/#x";  // the shared check (base/url.h), not just the scheme
+  r = Render(Native(), c);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().where, "jenkinsUrl");
+  EXPECT_NE(r.error().message.find("has a port that is not a number from 1 to 65535"),
+            std::string::npos)
+      << r.error().message;
+  c = Context();
+  c.agent_name = std::string(kMaxAgentNameLength + 1, 'a');
+  r = Render(Native(), c);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("use 128 or fewer"), std::string::npos) << r.error().message;
   c = Context();
   c.api_version = "v0.0.39";
   EXPECT_FALSE(Render(Native(), c));

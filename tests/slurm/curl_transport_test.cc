@@ -186,6 +186,34 @@ TEST(CurlTransportTest, BaseUrlsAreHttpHttpsOrAnAbsoluteLocalSocket) {
       << b.error().message;
 }
 
+// The CLI's --url and every configured slurmrestd URL come here: the shared check of base/url.h.
+TEST(CurlTransportTest, AnHttpBaseUrlNeedsAHostAPortFrom1To65535AndNoSpaceOrFragment) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"http:///",
+       "'http:///' has no host; write the host after '//', e.g. "
+       "http://slurmrestd:6820"},
+      {"http://h ost:6820", "contains a space"},
+      {"http://h:6820/#x", "has a fragment ('#')"},
+      {"http://h:abc", "has a port that is not a number from 1 to 65535"},
+      {"http://h:0", "has a port that is not a number from 1 to 65535"},
+      {"http://h:99999", "has a port that is not a number from 1 to 65535"},
+  };
+  for (const auto& [url, expected] : cases) {
+    TransportOptions t;
+    t.base_url = url;
+    auto r = CurlTransport::Create(t);
+    ASSERT_FALSE(r) << url;
+    EXPECT_EQ(r.error().code, Code::kInvalidInput);
+    EXPECT_EQ(r.error().where, "slurm url");
+    EXPECT_NE(r.error().message.find(expected), std::string::npos) << r.error().message;
+    // an http:// URL is meant as one: no hint at local sockets
+    EXPECT_EQ(r.error().message.find("unix:"), std::string::npos) << r.error().message;
+  }
+  TransportOptions v6;
+  v6.base_url = "http://[::1]:6820/";
+  EXPECT_TRUE(CurlTransport::Create(v6));
+}
+
 TEST(CurlTransportTest, ErrorsQuoteTheUrlWithoutItsUserAndPassword) {
   TransportOptions bare;
   bare.base_url = "u:SECRETMARK@slurmrestd:6820";
