@@ -28,7 +28,6 @@ struct HttpClient::Request {
   std::string path = {};          // below base_url, query included: "queue/api/json?tree=..."
   std::string form = {};          // the body of a POST: application/x-www-form-urlencoded unless
   std::string content_type = {};  // this names another type
-  bool english = false;
   // Whether a request that may have reached Jenkins can simply be sent again: a lost answer is
   // then kUnavailable rather than kUnknownOutcome.
   bool idempotent = true;
@@ -543,7 +542,9 @@ Result<HttpClient::Response> HttpClient::SendOnce(const Request& request, const 
     headers = curl_slist_append(headers, ("Content-Type: " + type).c_str());
     headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
   }
-  if (request.english) headers = curl_slist_append(headers, "Accept-Language: en");
+  // Jenkins writes `why` texts and X-Error headers in the request's language, else in the
+  // controller's: on a German controller "already exists" would read "existiert bereits".
+  headers = curl_slist_append(headers, "Accept-Language: en");
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
 
   CURLcode rc = curl_easy_perform(curl);
@@ -614,9 +615,11 @@ bool HttpClient::Done(const Response& response) const {
   if (response.status == 200) return true;
   if (response.status != 302) return false;
   const std::string location = response.Header("location");
-  // relative: within this Jenkins, unless it is a login page
-  if (location.find("://") == std::string::npos) return location.find("login") == std::string::npos;
-  std::string_view path = UrlPath(location);
+  // Jetty 12 sends a path ("/computer/x/"), judged as a full URL's path is; any other relative
+  // target stays below the page that was asked, unless it is a login page.
+  const bool relative = location.find("://") == std::string::npos;
+  if (relative && !location.starts_with('/')) return location.find("login") == std::string::npos;
+  std::string_view path = relative ? std::string_view(location) : UrlPath(location);
   const std::string_view base = UrlPath(options_.base_url);
   if (!path.starts_with(base)) return false;
   path.remove_prefix(base.size());
@@ -669,10 +672,8 @@ Error HttpClient::StatusError(const Request& request, const Response& response) 
 }
 
 template <typename T, typename Decode>
-Result<T> HttpClient::GetJson(const std::string& path, const std::string& tree, bool english,
-                              Decode decode) {
-  Request request{
-      .method = "GET", .path = path + "?tree=" + PercentEncode(tree), .english = english};
+Result<T> HttpClient::GetJson(const std::string& path, const std::string& tree, Decode decode) {
+  Request request{.method = "GET", .path = path + "?tree=" + PercentEncode(tree)};
   auto response = Send(request);
   if (!response) return std::unexpected(response.error());
   if (response->status < 200 || response->status >= 300) {
@@ -696,7 +697,7 @@ Result<T> HttpClient::GetJson(const std::string& path, const std::string& tree, 
 
 Result<ControllerInfo> HttpClient::Discover() {
   return GetJson<ControllerInfo>(
-      "api/json", "quietingDown,url", false,
+      "api/json", "quietingDown,url",
       [&](const json& body, const Response& response) -> Result<ControllerInfo> {
         ControllerInfo info;
         info.version = AsciiOnly(response.Header("x-jenkins"));
@@ -718,7 +719,7 @@ Result<std::vector<QueueItem>> HttpClient::Queue() {
   return GetJson<std::vector<QueueItem>>(
       "queue/api/json",
       "items[id,buildable,blocked,pending,stuck,why,inQueueSince,task[name,url,labelExpression]]",
-      /*english=*/true, [](const json& body, const Response&) -> Result<std::vector<QueueItem>> {
+      [](const json& body, const Response&) -> Result<std::vector<QueueItem>> {
         std::vector<QueueItem> items;
         for (const json& item : Array(body, "items")) items.push_back(DecodeQueueItem(item));
         return items;
@@ -753,7 +754,7 @@ Result<std::map<int64_t, std::string>> HttpClient::ExactLabels() {
 
 Result<std::vector<Computer>> HttpClient::Computers() {
   return GetJson<std::vector<Computer>>(
-      "computer/api/json", "computer[" + std::string(kComputerFields) + "]", false,
+      "computer/api/json", "computer[" + std::string(kComputerFields) + "]",
       [](const json& body, const Response&) -> Result<std::vector<Computer>> {
         std::vector<Computer> computers;
         for (const json& c : Array(body, "computer")) computers.push_back(DecodeComputer(c));
@@ -764,7 +765,7 @@ Result<std::vector<Computer>> HttpClient::Computers() {
 Result<Computer> HttpClient::GetComputer(const std::string& name) {
   if (auto ok = CheckNodeName(name); !ok) return std::unexpected(ok.error());
   return GetJson<Computer>(
-      "computer/" + PercentEncode(name) + "/api/json", std::string(kComputerFields), false,
+      "computer/" + PercentEncode(name) + "/api/json", std::string(kComputerFields),
       [](const json& body, const Response&) -> Result<Computer> { return DecodeComputer(body); });
 }
 
@@ -919,7 +920,7 @@ Result<LabelLoad> HttpClient::Label(const std::string& expression) {
       "label/" + PercentEncode(expression) + "/api/json",
       "name,busyExecutors,idleExecutors,totalExecutors,offline,nodes[nodeName],"
       "loadStatistics[queueLength[sec10[latest]],availableExecutors[sec10[latest]]]",
-      false, [](const json& body, const Response&) -> Result<LabelLoad> {
+      [](const json& body, const Response&) -> Result<LabelLoad> {
         LabelLoad load;
         load.name = Str(body, "name");
         load.busy_executors = static_cast<int>(Int(body, "busyExecutors"));
@@ -940,7 +941,7 @@ Result<LabelLoad> HttpClient::Label(const std::string& expression) {
 
 Result<ItemFate> HttpClient::Fate(int64_t queue_id) {
   return GetJson<ItemFate>(
-      "queue/item/" + std::to_string(queue_id) + "/api/json", "cancelled,executable[url]", false,
+      "queue/item/" + std::to_string(queue_id) + "/api/json", "cancelled,executable[url]",
       [](const json& body, const Response&) -> Result<ItemFate> {
         ItemFate fate;
         fate.left = Str(body, "_class") == "hudson.model.Queue$LeftItem";
@@ -963,7 +964,7 @@ Result<RunInfo> HttpClient::Run(const std::string& run_url) {
     return Fail(Code::kInvalidInput, "'" + AsciiOnly(run_url) + "' is not the URL of a job's run",
                 "run url");
   }
-  return GetJson<RunInfo>(std::string(path) + "api/json", "building,result,builtOn", false,
+  return GetJson<RunInfo>(std::string(path) + "api/json", "building,result,builtOn",
                           [](const json& body, const Response&) -> Result<RunInfo> {
                             RunInfo run;
                             run.building = Bool(body, "building");

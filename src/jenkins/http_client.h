@@ -111,7 +111,7 @@ class HttpClient final : public Client {
   Status SendAction(const Request& request);
   // Sends a GET and decodes its JSON body with `decode`, mapping errors.
   template <typename T, typename Decode>
-  Result<T> GetJson(const std::string& path, const std::string& tree, bool english, Decode decode);
+  Result<T> GetJson(const std::string& path, const std::string& tree, Decode decode);
 
   const HttpClientOptions options_;
   std::mutex mu_;

@@ -788,6 +788,34 @@ TEST_F(HttpClientTest, ARedirectToALoginPageIsNotSuccess) {
   EXPECT_TRUE(client_->DeleteNode("slurm-gpu-1"));
 }
 
+// Jetty 12 writes a redirect's target as a path: judged as a full URL's path is, so a node whose
+// name holds "login" is drained, and Jenkins' own login page is still no success.
+TEST_F(HttpClientTest, ARedirectToAPathIsJudgedByThePath) {
+  jenkins_.On("POST /computer/hpc-login-42-1/changeOfflineCause",
+              Answer{.status = 302, .headers = {{"Location", "/computer/hpc-login-42-1/"}}});
+  EXPECT_TRUE(client_->Drain("hpc-login-42-1", "x"));
+  jenkins_.On("POST /computer/hpc-login-42-1/doDelete",
+              Answer{.status = 302, .headers = {{"Location", "/computer/"}}});
+  EXPECT_TRUE(client_->DeleteNode("hpc-login-42-1"));
+  jenkins_.On("POST /computer/hpc-login-42-1/doDelete",
+              Answer{.status = 302, .headers = {{"Location", "/login?from=%2Fcomputer%2F"}}});
+  EXPECT_EQ(ErrorOf(client_->DeleteNode("hpc-login-42-1")).code, Code::kInvalidInput);
+}
+
+// Jenkins writes X-Error texts in the request's language: "already exists" is only found in
+// English, so every request asks for it.
+TEST_F(HttpClientTest, EveryRequestAsksForEnglish) {
+  jenkins_.On("POST /computer/doCreateItem",
+              Answer{.status = 302, .headers = {{"Location", "/computer/slurm-gpu-1/"}}});
+  ASSERT_TRUE(client_->CreateNode(GpuNode()));
+  jenkins_.On("POST /computer/slurm-gpu-1/doDelete",
+              Answer{.status = 302, .headers = {{"Location", "/computer/"}}});
+  ASSERT_TRUE(client_->DeleteNode("slurm-gpu-1"));
+  for (const Seen& seen : jenkins_.seen()) {
+    EXPECT_EQ(seen.Header("Accept-Language"), "en") << seen.target;
+  }
+}
+
 TEST_F(HttpClientTest, DeleteNodePostsDoDelete) {
   jenkins_.On("POST /computer/slurm-gpu-1/doDelete",
               Answer{.status = 302, .headers = {{"Location", jenkins_.url() + "/computer/"}}});
