@@ -16,6 +16,12 @@ std::string Shown(const YAML::Node& n) {
   return "nothing";
 }
 
+// Where a mapping or a list belongs, a lone value is not quoted: it is most often a credential
+// written where its block goes (`credentials: eyJ...`), and messages reach logs.
+std::string ShapeOf(const YAML::Node& n) {
+  return n.IsScalar() ? "a single value (not shown)" : Shown(n);
+}
+
 std::optional<int64_t> ParseInt(const std::string& s) {
   int64_t v = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -60,7 +66,7 @@ void DiagnosticSink::ReportFrom(std::string source, std::string path, std::strin
 MapReader::MapReader(YAML::Node node, std::string path, DiagnosticSink& sink)
     : node_(std::move(node)), path_(std::move(path)), sink_(sink) {
   if (node_.IsDefined() && !node_.IsNull() && !node_.IsMap()) {
-    sink_.Report(node_, path_, "expected a mapping of keys to values, got " + Shown(node_),
+    sink_.Report(node_, path_, "expected a mapping of keys to values, got " + ShapeOf(node_),
                  "indent the keys under '" + path_.substr(path_.rfind('.') + 1) + ":'");
     node_.reset(YAML::Node(YAML::NodeType::Map));  // reset: operator= would rewrite the tree
   }
@@ -136,7 +142,7 @@ std::optional<std::vector<std::string>> MapReader::StringList(std::string_view k
   if (!n.IsDefined()) return std::nullopt;
   if (allow_single && n.IsScalar()) return std::vector<std::string>{n.Scalar()};
   if (!n.IsSequence()) {
-    sink_.Report(n, PathOf(key), "expected a list, got " + Shown(n),
+    sink_.Report(n, PathOf(key), "expected a list, got " + ShapeOf(n),
                  "write one item per line, each starting with '- '");
     return std::nullopt;
   }
@@ -159,7 +165,7 @@ std::optional<std::map<std::string, std::string>> MapReader::StringMap(std::stri
   YAML::Node n = Lookup(key);
   if (!n.IsDefined() || n.IsNull()) return std::nullopt;
   if (!n.IsMap()) {
-    sink_.Report(n, PathOf(key), "expected a mapping of names to values, got " + Shown(n),
+    sink_.Report(n, PathOf(key), "expected a mapping of names to values, got " + ShapeOf(n),
                  "write one 'NAME: value' per line");
     return std::nullopt;
   }

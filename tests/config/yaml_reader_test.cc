@@ -49,6 +49,27 @@ TEST(YamlReaderTest, NonMappingIsReportedOnce) {
   EXPECT_EQ(doc.size(), 2u);  // the document itself is left alone
 }
 
+TEST(YamlReaderTest, ALoneValueWhereABlockBelongsIsNotQuoted) {
+  // a token pasted where its credentials block goes must not reach the log
+  YAML::Node doc = YAML::Load(
+      "credentials: eyJhbGciOi.secret\nenvironment: eyJhbGciOi.secret\n"
+      "labels: eyJhbGciOi.secret\n");
+  DiagnosticSink sink("f.yaml");
+  MapReader top(doc, "c", sink);
+  MapReader credentials(doc["credentials"], "c.credentials", sink);
+  EXPECT_EQ(top.StringMap("environment"), std::nullopt);
+  EXPECT_EQ(top.StringList("labels", false), std::nullopt);
+  ASSERT_EQ(sink.diagnostics().size(), 3u);
+  EXPECT_EQ(sink.diagnostics()[0].message,
+            "expected a mapping of keys to values, got a single value (not shown)");
+  EXPECT_EQ(sink.diagnostics()[1].message,
+            "expected a mapping of names to values, got a single value (not shown)");
+  EXPECT_EQ(sink.diagnostics()[2].message, "expected a list, got a single value (not shown)");
+  for (const Diagnostic& d : sink.diagnostics()) {
+    EXPECT_EQ(d.message.find("secret"), std::string::npos) << d.message;
+  }
+}
+
 TEST(YamlReaderTest, OverriddenNodesReportTheirSource) {
   YAML::Node doc = YAML::Load("a: 1");
   YAML::Node value = doc["a"];
