@@ -293,6 +293,16 @@ JobTemplate DecodeTemplate(const YAML::Node& n, const std::string& path, Diagnos
     NoTwice(r, t.job.cpus_per_task, raw.job.cpus_per_task, "cpusPerTask", "cpus_per_task");
     NoTwice(r, t.job.memory_per_node_mb, raw.job.memory_per_node_mb, "memoryPerNode",
             "memory_per_node");
+    // Slurm takes one memory request: memoryPerNode beside a per-CPU or per-GPU one is two
+    for (const char* other : {"memory_per_cpu", "memory_per_tres"}) {
+      if (t.job.memory_per_node_mb && raw.job.extra.contains(other)) {
+        r.sink().Report(NodeAtJsonPath(r.node(), "t.job." + std::string(other)),
+                        r.PathOf("job") + "." + other,
+                        "asks for memory a second way beside 'memoryPerNode'; Slurm takes one "
+                        "(per node, per CPU or per GPU)",
+                        "keep only one of them");
+      }
+    }
     NoTwice(r, t.job.time_limit_minutes, raw.job.time_limit_minutes, "timeLimit", "time_limit");
     NoTwice(r, t.job.tres_per_job, raw.job.tres_per_job, "tresPerJob", "tres_per_job");
     NoTwice(r, t.job.current_working_directory, raw.job.current_working_directory,

@@ -379,6 +379,22 @@ TEST(ConfigTest, InheritanceCycleIsReportedAtEachTemplate) {
       << lines[0];
 }
 
+TEST(ConfigTest, MemoryPerNodeBesideAnotherMemoryRequestIsRefused) {
+  std::vector<std::string> lines =
+      Lines(LoadConfigText(Cloud("        jobTemplates:\n"
+                                 "          - name: t\n"
+                                 "            memoryPerNode: 4096\n"
+                                 "            agentLaunch: {downloadJar: true}\n"
+                                 "            job:\n"
+                                 "              memory_per_cpu: 1024\n"),
+                           "m.yaml", {}));
+  ASSERT_EQ(lines.size(), 1u) << testing::PrintToString(lines);
+  EXPECT_NE(lines[0].find("jobTemplates[0].job.memory_per_cpu: asks for memory a second way beside "
+                          "'memoryPerNode'"),
+            std::string::npos)
+      << lines[0];
+}
+
 TEST(ConfigTest, TemplateFieldsAndRawJobMerge) {
   LoadResult r = LoadConfigText(Cloud("        apiVersion: v0.0.42\n"
                                       "        jobTemplates:\n"
