@@ -16,10 +16,13 @@
 #include <charconv>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
+#include <initializer_list>
 #include <iostream>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -85,6 +88,123 @@ constexpr std::string_view kJobDefault =
 std::string Quote(std::string_view text) {
   return std::string(kLq) + std::string(text) + std::string(kRq);
 }
+
+// The languages whose texts the stand-in has. Jenkins localises `why` texts and X-Error headers
+// to the request's locale (CONTRACT.md §2.3), so a client that parses them must ask for English.
+enum class Lang { kEn, kDe };
+
+// "en", "en-US", "de_DE", ...: the language of a locale tag, if the stand-in has its texts.
+std::optional<Lang> LangOf(std::string_view tag) {
+  std::string language;
+  for (char c : tag.substr(0, tag.find_first_of("-_"))) {
+    language.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  if (language == "en") return Lang::kEn;
+  if (language == "de") return Lang::kDe;
+  return std::nullopt;
+}
+
+// The request's locale as Jetty's Request.getLocale() picks it: the Accept-Language entry of the
+// highest quality (the first of equal ones; q=0 and "*" name none), else the JVM's default
+// locale. Simplified: a language other than English or German gets the default locale's texts
+// (Jenkins would answer in its own translation where it has one).
+Lang RequestLang(const httplib::Request& req, Lang fallback) {
+  if (!req.has_header("Accept-Language")) return fallback;
+  const std::string value = req.get_header_value("Accept-Language");
+  std::string_view header = value;
+  std::string_view best;
+  double best_q = 0;
+  while (!header.empty()) {
+    size_t comma = header.find(',');
+    std::string_view entry = header.substr(0, comma);
+    header = comma == std::string_view::npos ? std::string_view() : header.substr(comma + 1);
+    size_t semicolon = entry.find(';');
+    std::string_view tag = entry.substr(0, semicolon);
+    while (!tag.empty() && (tag.front() == ' ' || tag.front() == '\t')) tag.remove_prefix(1);
+    while (!tag.empty() && (tag.back() == ' ' || tag.back() == '\t')) tag.remove_suffix(1);
+    double q = 1;
+    if (semicolon != std::string_view::npos) {
+      std::string params(entry.substr(semicolon + 1));
+      if (size_t at = params.find("q="); at != std::string::npos) {
+        q = std::strtod(params.c_str() + at + 2, nullptr);
+      }
+    }
+    if (tag.empty() || tag == "*" || q <= 0 || q <= best_q) continue;
+    best = tag;
+    best_q = q;
+  }
+  if (best.empty()) return fallback;
+  return LangOf(best).value_or(fallback);
+}
+
+// A message of Jenkins core as a MessageFormat pattern ({0}, {1}): English from Messages.properties
+// (as CONTRACT.md quotes it), German from Messages_de.properties of jenkinsci/jenkins
+// (core/src/main/resources/hudson/model/ and jenkins/model/). The German files quote with „“
+// where the English ones use ‘’, and some German texts do not quote at all.
+struct Message {
+  std::string_view en;
+  std::string_view de;
+};
+
+std::string Format(const Message& message, Lang lang,
+                   std::initializer_list<std::string_view> args = {}) {
+  std::string_view pattern = lang == Lang::kDe ? message.de : message.en;
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '{' && i + 2 < pattern.size() && pattern[i + 2] == '}' &&
+        pattern[i + 1] >= '0' && static_cast<size_t>(pattern[i + 1] - '0') < args.size()) {
+      out += *(args.begin() + (pattern[i + 1] - '0'));
+      i += 2;
+    } else {
+      out.push_back(pattern[i]);
+    }
+  }
+  return out;
+}
+
+// hudson.model.Messages
+constexpr Message kInQuietPeriod{"In the quiet period. Expires in {0}",
+                                 "In Ruhe-Periode. Endet in {0}"};
+constexpr Message kAboutToShutDown{"Jenkins is about to shut down",
+                                   "Jenkins wird heruntergefahren"};
+constexpr Message kLabelMissing{"\u2018{0}\u2019 doesn\u2019t have label \u2018{1}\u2019",
+                                "\u201E{0}\u201C hat nicht das Label \u201E{1}\u201C"};
+constexpr Message kNodeIsReserved{
+    "\u2018{0}\u2019 is reserved for jobs with matching label expression",
+    "\u201E{0}\u201C ist f\u00fcr Projekte mit passendem Label-Ausdruck reserviert"};
+constexpr Message kNodeOffline{"\u2018{0}\u2019 is offline", "{0} ist offline"};
+constexpr Message kAllNodesOffline{"All nodes of label \u2018{0}\u2019 are offline",
+                                   "Alle Knoten des Labels \u201E{0}\u201C sind offline"};
+constexpr Message kLabelHasNoNodes{"There are no nodes with the label \u2018{0}\u2019",
+                                   "Es gibt keine Knoten mit dem Label \u201E{0}\u201C"};
+constexpr Message kWaitingForExecutor{"Waiting for next available executor",
+                                      "Warte auf den n\u00e4chsten freien Build-Prozessor"};
+constexpr Message kWaitingForExecutorOn{
+    "Waiting for next available executor on \u2018{0}\u2019",
+    "Warte auf den n\u00e4chsten freien Build-Prozessor auf {0}"};
+constexpr Message kNoName{"No name is specified", "Kein Name angegeben"};
+constexpr Message kNotAllowedName{"\u201C{0}\u201D is not allowed name",
+                                  "\u201E{0}\u201C ist kein erlaubter Name"};
+constexpr Message kControlCode{"No control code is allowed: {0}",
+                               "Kontrollcodes nicht erlaubt: {0}"};
+constexpr Message kUnsafeChar{"\u2018{0}\u2019 is an unsafe character",
+                              "\u201E{0}\u201C ist kein \u201Esicheres\u201C Zeichen"};
+// Hudson.TrailingDot (SECURITY-2424) has no German text in Messages_de.properties, so Jenkins
+// falls back to the English one.
+constexpr Message kTrailingDot{"A name cannot end with \u2018.\u2019",
+                               "A name cannot end with \u2018.\u2019"};
+// ComputerSet.SlaveAlreadyExists; Messages_de.properties words it under the key
+// ComputerSet.AgentAlreadyExists (with the trailing full stop).
+constexpr Message kAgentExists{"Agent called \u2018{0}\u2019 already exists",
+                               "Ein Agent mit dem Namen \u201E{0}\u201C existiert bereits."};
+// Slave.InvalidConfig.Executors; the German file words it as Agent.InvalidConfig.Executors.
+constexpr Message kInvalidExecutors{
+    "Invalid agent configuration for \u2018{0}\u2019. Invalid # of executors.",
+    "Ung\u00fcltige Agenten-Konfiguration f\u00fcr \u201E{0}\u201C: Ung\u00fcltige Zahl von "
+    "Build-Prozessoren"};
+// jenkins.model.Messages: BlockedBecauseOfBuildInProgress.shortDescription ({1}: the ETA, none)
+constexpr Message kBuildInProgress{"Build #{0} is already in progress{1}",
+                                   "Build #{0} ist bereits in Arbeit{1}"};
 
 int64_t Millis(TimePoint t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
@@ -403,40 +523,56 @@ std::string Join(const std::vector<std::string>& parts, std::string_view separat
   return out;
 }
 
-// Util.getTimeSpanString for the quiet-period text: "4.9 sec", "12 sec", "0.23 sec", "50 ms".
-std::string TimeSpan(std::chrono::milliseconds span) {
+// Util.getTimeSpanString for the quiet-period text: "4.9 sec", "12 sec", "0.23 sec", "50 ms";
+// in German (hudson/Messages_de.properties, Util.second/Util.minute with a choice of singular or
+// plural, numbers in the German format) "4,9 Sekunden", "1 Sekunde", "1 Minute".
+std::string TimeSpan(std::chrono::milliseconds span, Lang lang) {
   int64_t ms = std::max<int64_t>(span.count(), 0);
-  char buffer[32];
+  const bool de = lang == Lang::kDe;
+  char number[32];
+  double value = 0;
+  const char* unit = nullptr;
   if (ms >= 60000) {
-    std::snprintf(buffer, sizeof buffer, "%lld min", static_cast<long long>(ms / 60000));
+    value = static_cast<double>(ms / 60000);
+    std::snprintf(number, sizeof number, "%lld", static_cast<long long>(ms / 60000));
+    unit = de ? (value == 1 ? "Minute" : "Minuten") : "min";
   } else if (ms >= 10000) {
-    std::snprintf(buffer, sizeof buffer, "%lld sec", static_cast<long long>(ms / 1000));
+    value = static_cast<double>(ms / 1000);
+    std::snprintf(number, sizeof number, "%lld", static_cast<long long>(ms / 1000));
   } else if (ms >= 1000) {
-    std::snprintf(buffer, sizeof buffer, "%lld.%lld sec", static_cast<long long>(ms / 1000),
-                  static_cast<long long>(ms % 1000 / 100));
+    // MessageFormat drops a zero fraction: "4 sec", not "4.0 sec".
+    value = static_cast<double>(ms / 100) / 10.0;
+    if (ms % 1000 < 100) {
+      std::snprintf(number, sizeof number, "%lld", static_cast<long long>(ms / 1000));
+    } else {
+      std::snprintf(number, sizeof number, "%lld.%lld", static_cast<long long>(ms / 1000),
+                    static_cast<long long>(ms % 1000 / 100));
+    }
   } else if (ms >= 100) {
-    std::snprintf(buffer, sizeof buffer, "%.2g sec", static_cast<double>(ms / 10) / 100.0);
+    value = static_cast<double>(ms / 10) / 100.0;
+    std::snprintf(number, sizeof number, "%.2g", value);
   } else {
-    std::snprintf(buffer, sizeof buffer, "%lld ms", static_cast<long long>(ms));
+    return std::to_string(ms) + " ms";
   }
-  return buffer;
+  if (unit == nullptr) unit = de ? (value == 1 ? "Sekunde" : "Sekunden") : "sec";
+  std::string text = number;
+  if (de) std::replace(text.begin(), text.end(), '.', ',');
+  return text + " " + unit;
 }
 
 // Jenkins.checkGoodName (§3.4); the message as the Failure carries it, or nullopt when good.
-std::optional<std::string> BadNameReason(const std::string& name) {
-  if (name.empty()) return "No name is specified";
+std::optional<std::string> BadNameReason(const std::string& name, Lang lang) {
+  if (name.empty()) return Format(kNoName, lang);
   std::string trimmed = Trim(name);
-  if (trimmed == "." || trimmed == "..") {
-    return "\xE2\x80\x9C" + trimmed + "\xE2\x80\x9D is not allowed name";
-  }
+  if (trimmed == "." || trimmed == "..") return Format(kNotAllowedName, lang, {trimmed});
   for (char c : name) {
     auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) return "No control code is allowed: " + name;
+    if (u < 0x20 || u == 0x7f) return Format(kControlCode, lang, {name});
     if (std::string_view("?*/\\%!@#$^&|<>[]:;").find(c) != std::string_view::npos) {
-      return Quote(std::string(1, c)) + " is an unsafe character";
+      return Format(kUnsafeChar, lang, {std::string(1, c)});
     }
   }
-  if (trimmed.ends_with('.')) return "A name cannot end with " + Quote(".");
+  if (trimmed.ends_with('.')) return Format(kTrailingDot, lang);
   return std::nullopt;
 }
 
@@ -629,9 +765,31 @@ Reply RequiresPost() {
   return reply;
 }
 
-Reply Redirect(std::string location) {
+// A 302 to a URL relative to the request (§3.1, §7): Stapler's sendRedirect resolves "." or ".."
+// against the directory of the raw request path, and Jetty 12 (relativeRedirectAllowed, its
+// default) removes the dot segments and sends the path alone, without scheme and host. So the
+// node name in it is encoded as the client encoded it, and a context path is kept.
+Reply Redirect(const httplib::Request& req, std::string_view relative) {
+  std::string location = req.target.substr(0, req.target.find('?'));
+  location.erase(location.rfind('/') + 1);
+  if (relative == "..") {
+    location.pop_back();
+    location.erase(location.rfind('/') + 1);
+  }
+  // httplib may hand the target over decoded: what a path cannot hold raw is encoded again
+  std::string encoded;
+  for (char c : location) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u <= 0x20 || u >= 0x7f ||
+        std::string_view("\"<>\\^`{|}#?").find(c) != std::string_view::npos) {
+      static constexpr char kHex[] = "0123456789ABCDEF";
+      encoded += {'%', kHex[u >> 4], kHex[u & 0xf]};
+    } else {
+      encoded += c;
+    }
+  }
   Reply reply = Text(302, "");
-  reply.headers.emplace_back("Location", std::move(location));
+  reply.headers.emplace_back("Location", std::move(encoded));
   return reply;
 }
 
@@ -646,7 +804,10 @@ std::string EmptyJar() {
 
 class JenkinsStandin::Impl {
  public:
-  explicit Impl(Options options) : options_(std::move(options)), administer_(options_.administer) {
+  explicit Impl(Options options)
+      : options_(std::move(options)),
+        default_lang_(LangOf(options_.default_locale).value_or(Lang::kEn)),
+        administer_(options_.administer) {
     if (options_.api_token.empty()) options_.api_token = "11" + RandomHex(16);
     unsigned char key[32];
     if (RAND_bytes(key, sizeof key) != 1) {
@@ -657,6 +818,11 @@ class JenkinsStandin::Impl {
   }
 
   bool Listen() {
+    if (!LangOf(options_.default_locale)) {
+      std::cerr << "jenkins stand-in: default locale '" << options_.default_locale
+                << "': only en and de are modelled\n";
+      return false;
+    }
     // An agent that hangs up turns our next write into EPIPE; without this it would be SIGPIPE.
     ::signal(SIGPIPE, SIG_IGN);
     const int threads = std::max(options_.worker_threads, 8);
@@ -1199,32 +1365,31 @@ class JenkinsStandin::Impl {
   bool BuiltInHas(const AssignedLabel& label) const { return label.Contains({"built-in"}); }
 
   // JobOffer.getCauseOfBlockage for one idle executor of `node`: Node.canTake, then offline.
-  std::optional<std::string> OfferCause(const Node& node, const QueueItem& item) const {
+  std::optional<std::string> OfferCause(const Node& node, const QueueItem& item, Lang lang) const {
     if (!item.label.empty() && !item.label.Contains(node.labels)) {
-      return Quote(node.name) + " doesn" + std::string(kRq) + "t have label " +
-             Quote(item.label.name);
+      return Format(kLabelMissing, lang, {node.name, item.label.name});
     }
-    if (item.label.empty() && node.exclusive) {
-      return Quote(node.name) + " is reserved for jobs with matching label expression";
-    }
-    if (!node.online()) return Quote(node.name) + " is offline";
+    if (item.label.empty() && node.exclusive) return Format(kNodeIsReserved, lang, {node.name});
+    if (!node.online()) return Format(kNodeOffline, lang, {node.name});
     if (!item.label.Takes(node.labels, node.exclusive)) {
-      return Quote(node.name) + " is reserved for jobs with matching label expression";
+      return Format(kNodeIsReserved, lang, {node.name});
     }
     return std::nullopt;
   }
 
-  // Queue.Item.getWhy() (§2.3).
-  std::string Why(const QueueItem& item, TimePoint now) const {
+  // Queue.Item.getWhy() (§2.3), in the request's language: every cause, the composite's parts
+  // included, is worded when the item is exported.
+  std::string Why(const QueueItem& item, TimePoint now, Lang lang) const {
     if (!item.buildable_since) {
-      return "In the quiet period. Expires in " +
-             TimeSpan(
-                 std::chrono::duration_cast<std::chrono::milliseconds>(item.quiet_until - now));
+      return Format(
+          kInQuietPeriod, lang,
+          {TimeSpan(std::chrono::duration_cast<std::chrono::milliseconds>(item.quiet_until - now),
+                    lang)});
     }
     if (const Run* run = BlockingRun(item)) {
-      return "Build #" + std::to_string(run->number) + " is already in progress";
+      return Format(kBuildInProgress, lang, {std::to_string(run->number), ""});
     }
-    if (quieting_down_) return "Jenkins is about to shut down";
+    if (quieting_down_) return Format(kAboutToShutDown, lang);
     // Causes from idle executors that refused the item, deduplicated and sorted as
     // CompositeCauseOfBlockage's TreeMap does.
     std::set<std::string> reasons;
@@ -1232,7 +1397,7 @@ class JenkinsStandin::Impl {
     for (const auto& [name, node] : nodes_) {
       for (const auto& slot : node.executors) {
         if (slot) continue;
-        if (auto cause = OfferCause(node, item)) {
+        if (auto cause = OfferCause(node, item, lang)) {
           reasons.insert(*cause);
         } else {
           candidate = true;
@@ -1252,7 +1417,7 @@ class JenkinsStandin::Impl {
     if (nodes_.empty() || item.label.empty()) {  // without agent nodes the label is dropped
       const bool idle = std::any_of(nodes_.begin(), nodes_.end(),
                                     [&](const auto& named) { return idle_online(named.second); });
-      return refused && idle ? composite() : "Waiting for next available executor";
+      return refused && idle ? composite() : Format(kWaitingForExecutor, lang);
     }
     std::vector<const Node*> nodes = LabelNodes(item.label);
     size_t count = nodes.size() + (BuiltInHas(item.label) ? 1 : 0);
@@ -1260,18 +1425,18 @@ class JenkinsStandin::Impl {
         !BuiltInHas(item.label) &&
         std::none_of(nodes.begin(), nodes.end(), [](const Node* n) { return n->online(); });
     if (offline) {
-      if (count == 0) return "There are no nodes with the label " + Quote(item.label.name);
-      if (count > 1) return "All nodes of label " + Quote(item.label.name) + " are offline";
-      return Quote(nodes.front()->name) + " is offline";
+      if (count == 0) return Format(kLabelHasNoNodes, lang, {item.label.name});
+      if (count > 1) return Format(kAllNodesOffline, lang, {item.label.name});
+      return Format(kNodeOffline, lang, {nodes.front()->name});
     }
     if (refused &&
         std::any_of(nodes.begin(), nodes.end(), [&](const Node* n) { return idle_online(*n); })) {
       return composite();
     }
     if (count == 1 && !nodes.empty()) {
-      return "Waiting for next available executor on " + Quote(nodes.front()->name);
+      return Format(kWaitingForExecutorOn, lang, {nodes.front()->name});
     }
-    return "Waiting for next available executor on " + Quote(item.label.name);
+    return Format(kWaitingForExecutorOn, lang, {item.label.name});
   }
 
   bool Stuck(const QueueItem& item) const {
@@ -1287,7 +1452,7 @@ class JenkinsStandin::Impl {
     return "BuildableItem";
   }
 
-  json ItemJson(const QueueItem& item, TimePoint now) const {
+  json ItemJson(const QueueItem& item, TimePoint now, Lang lang) const {
     std::string kind = ItemClass(item);
     json j = {{"_class", "hudson.model.Queue$" + kind},
               {"actions", json::array()},
@@ -1299,7 +1464,7 @@ class JenkinsStandin::Impl {
               {"stuck", Stuck(item)},
               {"task", TaskJson(item)},
               {"url", "queue/item/" + std::to_string(item.id) + "/"},
-              {"why", Why(item, now)}};
+              {"why", Why(item, now, lang)}};
     if (kind == "WaitingItem") {
       j["timestamp"] = Millis(item.quiet_until);
     } else {
@@ -1616,7 +1781,8 @@ class JenkinsStandin::Impl {
     {
       std::lock_guard lock(mu_);
       TimePoint now = SysClock::now();
-      for (const QueueItem* item : QueueOrder()) items.push_back(ItemJson(*item, now));
+      const Lang lang = RequestLang(req, default_lang_);
+      for (const QueueItem* item : QueueOrder()) items.push_back(ItemJson(*item, now, lang));
     }
     json full = {{"_class", "hudson.model.Queue"},
                  {"discoverableItems", json::array()},
@@ -1633,7 +1799,8 @@ class JenkinsStandin::Impl {
     if (ec != std::errc() || ptr != parts[3].data() + parts[3].size()) return NotFound();
     std::lock_guard lock(mu_);
     if (auto it = queue_.find(id); it != queue_.end()) {
-      return JsonReply(req, ItemJson(it->second, SysClock::now()), kItemDefault);
+      return JsonReply(req, ItemJson(it->second, SysClock::now(), RequestLang(req, default_lang_)),
+                       kItemDefault);
     }
     if (auto it = left_.find(id); it != left_.end()) {
       return JsonReply(req, LeftItemJson(it->second), kItemDefault);
@@ -1668,6 +1835,7 @@ class JenkinsStandin::Impl {
       return Text(200, "");
     }
     TimePoint now = SysClock::now();
+    const Lang lang = RequestLang(req, default_lang_);  // the script runs in the request's thread
     ordered_json out = ordered_json::array();
     for (const QueueItem* item : QueueOrder()) {
       std::string task = item->pipeline ? PlaceholderName(runs_.at({item->job, item->run_number}))
@@ -1677,7 +1845,7 @@ class JenkinsStandin::Impl {
            {"cls", ItemClass(*item)},
            {"label", item->label.empty() ? ordered_json(nullptr) : ordered_json(item->label.name)},
            {"buildable", ItemClass(*item) == "BuildableItem"},
-           {"why", Why(*item, now)},
+           {"why", Why(*item, now, lang)},
            {"task", task}});
     }
     lock.unlock();
@@ -1762,10 +1930,12 @@ class JenkinsStandin::Impl {
     if (!req.has_param("name") || Trim(req.get_param_value("name")).empty()) {
       return Failure("Query parameter 'name' is required");
     }
+    // Stapler's own texts (the missing name, the missing form) are English in every locale.
+    const Lang lang = RequestLang(req, default_lang_);
     std::string name = Trim(req.get_param_value("name"));
-    if (auto bad = BadNameReason(name)) return Failure(*bad);
+    if (auto bad = BadNameReason(name, lang)) return Failure(*bad);
     std::lock_guard lock(mu_);
-    if (nodes_.contains(name)) return Failure("Agent called " + Quote(name) + " already exists");
+    if (nodes_.contains(name)) return Failure(Format(kAgentExists, lang, {name}));
     if (!req.has_param("json")) return Failure("This page expects a form submission");
     std::string text = req.get_param_value("json");
     if (Trim(text).empty()) return Failure("Nothing is submitted");
@@ -1804,8 +1974,7 @@ class JenkinsStandin::Impl {
         return Html(500, "java.lang.IllegalArgumentException: numExecutors");
       }
       if (value <= 0) {
-        return Failure("Invalid agent configuration for " + Quote(name) +
-                       ". Invalid # of executors.");
+        return Failure(Format(kInvalidExecutors, lang, {name}));
       }
       node.num_executors = value;
     }
@@ -1838,7 +2007,7 @@ class JenkinsStandin::Impl {
     ++nodes_created_;
     UpdateHighWaterMarks();
     cv_.notify_all();
-    return Redirect(base_ + "computer/");
+    return Redirect(req, ".");  // rsp.sendRedirect2(".") from /computer/doCreateItem: /computer/
   }
 
   Reply ComputerAction(const httplib::Request& req, bool get, bool post) {
@@ -1875,7 +2044,7 @@ class JenkinsStandin::Impl {
         node.offline_since = SysClock::now();
       }
       cv_.notify_all();
-      return Redirect(ComputerUrl(name));  // HttpResponses.redirectToDot()
+      return Redirect(req, ".");  // HttpResponses.redirectToDot(): /computer/<name>/
     }
     if (action == "config.xml") {
       // Computer.doConfigDotXml dispatches on the method itself: GET reads, POST replaces, and
@@ -1893,7 +2062,7 @@ class JenkinsStandin::Impl {
       connections_cv_.notify_all();
       ++nodes_deleted_;
       cv_.notify_all();
-      return Redirect(base_ + "computer/");
+      return Redirect(req, "..");  // HttpRedirect(".."): /computer/
     }
     return NotFound();
   }
@@ -2258,6 +2427,7 @@ class JenkinsStandin::Impl {
   bool stopping_ = false;
   std::string session_;
   bool quieting_down_ = false;
+  const Lang default_lang_;  // the controller JVM's default locale: requests without a preference
   bool administer_;
   std::map<std::string, Node> nodes_;
   std::map<std::string, Job> jobs_;

@@ -20,7 +20,8 @@
 // but /scriptText when administer is false); the /wsagents/ connection carries no remoting
 // protocol, only pings; JSON shows only the fields the contract uses plus common neighbours;
 // POST /computer/<n>/config.xml refuses a rename (another <name>) with 400 and keeps the launcher
-// when the XML leaves it out.
+// when the XML leaves it out; localised texts exist in English and German only (another
+// Accept-Language gets Options::default_locale).
 // cpp-httplib reads a POST without Content-Length until its 5-s read timeout and answers 400;
 // libcurl always sends one.
 //
@@ -59,6 +60,12 @@ class JenkinsStandin {
     // LoadStatistics.CLOCK: how often a label's queue length average takes a sample (h = 0.9h +
     // 0.1x). Jenkins' is 10 s.
     std::chrono::milliseconds load_sample_interval{10000};
+    // The controller JVM's default locale, "en" or "de" (Start() refuses others). Jenkins words
+    // `why` texts and X-Error headers in the request's locale: the Accept-Language entry of the
+    // highest quality, or this one when the request names none (or a language other than these
+    // two). German by default, so that a client that parses the texts without sending
+    // `Accept-Language: en` (CONTRACT.md §2.3) fails here, as it would on a German controller.
+    std::string default_locale = "de";
   };
 
   struct NodeInfo {

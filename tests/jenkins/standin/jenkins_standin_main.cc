@@ -74,6 +74,10 @@ int main(int argc, char** argv) {
   app.add_option("--enqueue-pipeline", enqueue_pipeline,
                  "queue a Pipeline node() block: job:label:seconds (repeatable)");
   app.add_option("--quiet-period-ms", quiet_ms, "quiet period of new queue items");
+  app.add_option("--default-locale", options.default_locale,
+                 "the controller's locale for requests without Accept-Language (en or de)")
+      ->check(CLI::IsMember({"en", "de"}))
+      ->capture_default_str();
   app.add_flag(
       "--no-administer", [&](int64_t) { options.administer = false; }, "/scriptText answers 403");
   app.add_flag("--print-url", print_url, "print the URL on stdout once listening");

@@ -119,6 +119,8 @@ class JenkinsStandinTest : public ::testing::Test {
     httplib::Client client("127.0.0.1", standin_->port());
     client.set_read_timeout(10, 0);
     if (authenticated) client.set_basic_auth(standin_->user(), standin_->api_token());
+    // As slurmfleet's client does: texts are in the controller's locale (German) otherwise.
+    client.set_default_headers({{"Accept-Language", "en"}});
     return client;
   }
 
@@ -249,7 +251,7 @@ TEST_F(JenkinsStandinTest, CreateNodeHonoursTheFormAndRedirects) {
                                         {"mode", "EXCLUSIVE"}});
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 302);
-  EXPECT_EQ(res->get_header_value("Location"), standin_->url() + "computer/");
+  EXPECT_EQ(res->get_header_value("Location"), "/computer/");  // Jetty 12: the path alone
   json node = GetJson(
       "/computer/slurm-gpu-1/api/json?tree=description,numExecutors,"
       "assignedLabels[name],offline,offlineCause,offlineCauseReason,idle");
@@ -346,7 +348,7 @@ TEST_F(JenkinsStandinTest, DrainAndDelete) {
                          httplib::Params{{"offlineMessage", "draining: slurm job 12 done"}});
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 302);
-  EXPECT_EQ(res->get_header_value("Location"), standin_->url() + "computer/n1/");
+  EXPECT_EQ(res->get_header_value("Location"), "/computer/n1/");
   json node = GetJson(
       "/computer/n1/api/json?tree=temporarilyOffline,offlineCauseReason,"
       "offlineCause[description]");
@@ -370,11 +372,96 @@ TEST_F(JenkinsStandinTest, DrainAndDelete) {
 
   res = PostEmpty("/computer/n1/doDelete");
   EXPECT_EQ(res->status, 302);
-  EXPECT_EQ(res->get_header_value("Location"), standin_->url() + "computer/");
+  EXPECT_EQ(res->get_header_value("Location"), "/computer/");
   EXPECT_EQ(client.Get("/computer/n1/api/json")->status, 404);
   auto stats = standin_->Stats();
   EXPECT_EQ(stats.nodes_deleted, 1u);
   EXPECT_EQ(stats.CountRequests("POST", "/computer/*"), 7u);
+}
+
+// Redirect targets are paths, the node name encoded as the request encoded it.
+TEST_F(JenkinsStandinTest, RedirectsArePathsAsJettySendsThem) {
+  CreateAgentNode("a b", "gpu");
+  auto res = PostEmpty("/computer/a%20b/changeOfflineCause");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 302);
+  // sent as /computer/a%20b/; httplib's client decodes header values as it reads them
+  EXPECT_EQ(res->get_header_value("Location"), "/computer/a b/");
+  EXPECT_TRUE(standin_->Stats().FindNode("a b")->temporarily_offline);
+  res = PostEmpty("/computer/a%20b/doDelete?x=1");
+  EXPECT_EQ(res->status, 302);
+  EXPECT_EQ(res->get_header_value("Location"), "/computer/");
+}
+
+// Texts follow the request's Accept-Language (highest quality first), else the default locale.
+TEST_F(JenkinsStandinTest, TextsAreInTheRequestsLanguage) {
+  CreateAgentNode("slurm-gpu-1", "gpu");
+  int64_t id = standin_->EnqueueFreestyle("gpu-job", "cpu", 10s);
+  const auto ask = [&](const std::string& accept_language) {
+    httplib::Client client("127.0.0.1", standin_->port());
+    client.set_basic_auth(standin_->user(), standin_->api_token());
+    httplib::Headers headers;
+    if (!accept_language.empty()) headers.emplace("Accept-Language", accept_language);
+    auto item = client.Get("/queue/item/" + std::to_string(id) + "/api/json?tree=why", headers);
+    auto created = client.Post(
+        "/computer/doCreateItem", headers,
+        httplib::Params{
+            {"name", "slurm-gpu-1"}, {"type", "hudson.slaves.DumbSlave"}, {"json", "{}"}});
+    EXPECT_TRUE(item && created);
+    EXPECT_EQ(created->status, 400);
+    return std::pair{json::parse(item->body).value("why", std::string()),
+                     created->get_header_value("X-Error")};
+  };
+  const std::pair english{"There are no nodes with the label " + Q("cpu"),
+                          "Agent called " + Q("slurm-gpu-1") + " already exists"};
+  const std::pair german{
+      std::string("Es gibt keine Knoten mit dem Label \u201Ecpu\u201C"),
+      std::string("Ein Agent mit dem Namen \u201Eslurm-gpu-1\u201C existiert bereits.")};
+  EXPECT_EQ(ask(""), german);  // the default locale is German
+  EXPECT_EQ(ask("fr"), german);
+  EXPECT_EQ(ask("de-DE"), german);
+  EXPECT_EQ(ask("en"), english);
+  EXPECT_EQ(ask("en-US,en;q=0.9"), english);
+  EXPECT_EQ(ask("de;q=0.5, en"), english);
+  EXPECT_EQ(ask("en;q=0, de"), german);
+
+  JenkinsStandin::Options options;
+  options.default_locale = "en";
+  Start(options);
+  CreateAgentNode("slurm-gpu-1", "gpu");
+  id = standin_->EnqueueFreestyle("gpu-job", "cpu", 10s);
+  EXPECT_EQ(ask(""), english);
+  EXPECT_EQ(ask("de"), german);
+
+  options.default_locale = "fr";
+  EXPECT_EQ(JenkinsStandin::Start(options), nullptr);
+}
+
+// Why texts in German, as Messages_de.properties words them.
+TEST_F(JenkinsStandinTest, GermanWhyTexts) {
+  const auto why = [&](int64_t id) {
+    httplib::Client client("127.0.0.1", standin_->port());
+    client.set_basic_auth(standin_->user(), standin_->api_token());
+    auto res = client.Get("/queue/item/" + std::to_string(id) + "/api/json?tree=why");
+    EXPECT_TRUE(res);
+    return json::parse(res->body).value("why", std::string());
+  };
+  const int64_t id = standin_->EnqueueFreestyle("gpu-job", "gpu", 10s);
+  EXPECT_EQ(why(id), "Warte auf den n\u00e4chsten freien Build-Prozessor");
+  CreateAgentNode("gpu-1", "gpu");
+  EXPECT_EQ(why(id), "gpu-1 ist offline");
+  CreateAgentNode("gpu-2", "gpu");
+  EXPECT_EQ(why(id), "Alle Knoten des Labels \u201Egpu\u201C sind offline");
+  CreateAgentNode("other", "arm");
+  FakeAgent other;
+  ASSERT_EQ(other.Connect(standin_->port(), AgentHeaders("other")), 101);
+  const int64_t unlabeled = standin_->EnqueueFreestyle("any-job", "", 10s);
+  const std::string reserved =
+      "\u201C ist f\u00fcr Projekte mit passendem Label-Ausdruck reserviert";
+  EXPECT_EQ(why(unlabeled),
+            "\u201Egpu-1" + reserved + "; \u201Egpu-2" + reserved + "; \u201Eother" + reserved);
+  standin_->SetQuietingDown(true);
+  EXPECT_EQ(why(id), "Jenkins wird heruntergefahren");
 }
 
 TEST_F(JenkinsStandinTest, NodeConfigXmlReadsAndReplacesTheNode) {
