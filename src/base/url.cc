@@ -137,8 +137,12 @@ std::optional<UrlProblem> CheckBaseUrl(std::string_view url, std::string_view ex
     const size_t colon = host_port.find(':');
     if (colon != std::string_view::npos &&
         host_port.find(':', colon + 1) != std::string_view::npos) {
-      return UrlProblem{shown + " has an IPv6 address without brackets",
-                        "write it in brackets, e.g. http://[::1]:8080/"};
+      if (host_port.find_first_not_of("0123456789abcdefABCDEF:.") == std::string_view::npos) {
+        return UrlProblem{shown + " has an IPv6 address without brackets",
+                          "write it in brackets, e.g. http://[::1]:8080/"};
+      }
+      return UrlProblem{shown + " has more than one ':' after its host",
+                        "write one port after the host, " + e_g};
     }
     if (host_port.substr(0, colon).empty()) return no_host;
     if (colon != std::string_view::npos) port = host_port.substr(colon + 1);

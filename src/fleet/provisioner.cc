@@ -496,7 +496,12 @@ void Provisioner::Launch(const std::vector<jenkins::QueueItem>& items,
     PlanItem p;
     p.id = item.id;
     p.folder = item.FolderPath();
-    if (item.label) p.label = jenkins::LabelExpression::FromAssigned(*item.label);
+    if (item.label) {
+      // only a project's own text is read as Jenkins reads it; the others Jenkins wrote out
+      p.label = item.label_source == jenkins::LabelSource::kLabelExpression
+                    ? jenkins::LabelExpression::FromAssigned(*item.label)
+                    : jenkins::LabelExpression::FromWritten(*item.label);
+    }
     plan_items.push_back(std::move(p));
   }
 

@@ -375,12 +375,20 @@ bool Evaluate(const Node& node, const std::set<std::string>& labels) {
 // QuotedStringTokenizer.unquote: a text that starts and ends with the same quote loses both, and
 // its backslash escapes are read; any other text is kept as is.
 std::string Unquote(std::string_view text) {
+  const auto hex = [](char h) -> int {
+    if (h >= '0' && h <= '9') return h - '0';
+    if (h >= 'a' && h <= 'f') return h - 'a' + 10;
+    if (h >= 'A' && h <= 'F') return h - 'A' + 10;
+    return -1;
+  };
   if (text.size() < 2 || text.front() != text.back() ||
       (text.front() != '"' && text.front() != '\''))
     return std::string(text);
   std::string out;
   bool escape = false;
-  for (char c : text.substr(1, text.size() - 2)) {
+  const std::string_view inner = text.substr(1, text.size() - 2);
+  for (size_t i = 0; i < inner.size(); ++i) {
+    char c = inner[i];
     if (!escape && c == '\\') {
       escape = true;
       continue;
@@ -403,6 +411,28 @@ std::string Unquote(std::string_view text) {
         case 't':
           c = '\t';
           break;
+        case 'u': {
+          // \uXXXX: a UTF-16 unit, written here as UTF-8 (surrogates are not paired)
+          int unit = 0;
+          for (size_t k = 1; k <= 4 && unit >= 0; ++k) {
+            const int digit = i + k < inner.size() ? hex(inner[i + k]) : -1;
+            unit = digit < 0 ? -1 : unit * 16 + digit;
+          }
+          if (unit < 0) break;  // not four hex digits: the 'u' itself
+          i += 4;
+          const auto u = static_cast<unsigned>(unit);
+          if (u < 0x80) {
+            out += static_cast<char>(u);
+          } else if (u < 0x800) {
+            out += static_cast<char>(0xC0 | (u >> 6));
+            out += static_cast<char>(0x80 | (u & 0x3F));
+          } else {
+            out += static_cast<char>(0xE0 | (u >> 12));
+            out += static_cast<char>(0x80 | ((u >> 6) & 0x3F));
+            out += static_cast<char>(0x80 | (u & 0x3F));
+          }
+          continue;
+        }
         default:
           break;
       }
@@ -415,10 +445,13 @@ std::string Unquote(std::string_view text) {
 }  // namespace
 
 LabelExpression LabelExpression::FromAssigned(std::string_view text) {
-  const std::string unquoted = Unquote(text);
-  if (Result<LabelExpression> parsed = Parse(unquoted)) return std::move(*parsed);
+  return FromWritten(Unquote(text));
+}
+
+LabelExpression LabelExpression::FromWritten(std::string_view text) {
+  if (Result<LabelExpression> parsed = Parse(text)) return std::move(*parsed);
   auto atom = std::make_shared<Node>();
-  atom->atom = unquoted;
+  atom->atom = std::string(text);
   LabelExpression expression;
   expression.root_ = std::move(atom);
   return expression;

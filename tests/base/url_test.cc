@@ -94,6 +94,9 @@ TEST(CheckBaseUrlTest, EachProblemIsNamedWithItsFix) {
        "write only ':' and a port after the ']', e.g. http://[::1]:8080/"},
       {"http://::1:8080/", "'http://::1:8080/' has an IPv6 address without brackets",
        "write it in brackets, e.g. http://[::1]:8080/"},
+      {"http://slurmrestd:6820:6820/",
+       "'http://slurmrestd:6820:6820/' has more than one ':' after its host",
+       "write one port after the host, e.g. http://s:6820"},
   };
   for (const Case& c : cases) {
     std::optional<UrlProblem> p = CheckBaseUrl(c.url, "http://s:6820");

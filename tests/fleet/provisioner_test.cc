@@ -1007,8 +1007,10 @@ TEST_F(ProvisionerTest, TheDebugLogTellsEachItemsDecisionWhenItChanges) {
 }
 
 TEST_F(ProvisionerTest, AnItemsLabelIsReadAsJenkinsReadsIt) {
-  // Jenkins.getLabel: `!!linux` does not parse, so it is one atom no agent of ours carries;
-  // `"linux"&&"linux"` is unquoted whole first, which leaves one atom too; `'linux'` is linux.
+  // A project's own text, read by Jenkins.getLabel: `!!linux` does not parse, so it is one atom
+  // no agent of ours carries; `"linux"&&"linux"` is unquoted whole first, which leaves one atom
+  // too; `'linux'` is linux.
+  jenkins_.administer = false;
   jenkins_.Enqueue("!!linux");
   jenkins_.Enqueue(R"("linux"&&"linux")");
   Pass();
@@ -1017,6 +1019,15 @@ TEST_F(ProvisionerTest, AnItemsLabelIsReadAsJenkinsReadsIt) {
   Pass();
   EXPECT_EQ(jenkins_.nodes.size(), 1u);
   EXPECT_EQ(slurm1_.jobs().size(), 1u);
+}
+
+TEST_F(ProvisionerTest, ALabelJenkinsWroteOutIsNotUnquotedWhole) {
+  // /scriptText returns Label.getExpression(), its atoms quoted where needed
+  // (`"gpu:a100"&&"os/linux"`): quotes at both ends are two atoms', not one text's.
+  const int64_t id = jenkins_.Enqueue("linux && cpu", "http://jenkins.test/job/p/1/", false);
+  jenkins_.exact[id] = R"("linux"&&"cpu")";
+  Pass();
+  EXPECT_EQ(jenkins_.nodes.size(), 1u);
 }
 
 TEST_F(ProvisionerTest, WithoutAdministerPipelineLabelsComeFromWhy) {

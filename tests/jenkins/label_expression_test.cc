@@ -113,6 +113,13 @@ TEST(LabelExpressionTest, AnAssignedLabelIsReadAsJenkinsGetLabelReadsIt) {
   EXPECT_TRUE(quoted.Matches({R"(gpu"&&"linux)"}));
   EXPECT_TRUE(LabelExpression::FromAssigned(R"("my label")").Matches({"my label"}));
   EXPECT_TRUE(LabelExpression::FromAssigned(R"('a\tb')").Matches({"a\tb"}));  // escapes read
+  EXPECT_TRUE(LabelExpression::FromAssigned(R"('\u0041')").Matches({"A"}));
+  EXPECT_TRUE(LabelExpression::FromAssigned(R"("\u00e4\u20ac")").Matches({"\u00e4\u20ac"}));
+  EXPECT_TRUE(LabelExpression::FromAssigned(R"('\u00zz')").Matches({"u00zz"}));
+  // written out by Jenkins: parsed as it is
+  EXPECT_TRUE(
+      LabelExpression::FromWritten(R"("gpu:a100"&&"os/linux")").Matches({"gpu:a100", "os/linux"}));
+  EXPECT_TRUE(LabelExpression::FromWritten("!!gpu").Matches({"!!gpu"}));
   // parsable: as Parse reads it
   EXPECT_TRUE(LabelExpression::FromAssigned("gpu && linux").Matches({"gpu", "linux"}));
   EXPECT_TRUE(LabelExpression::FromAssigned("").empty());
