@@ -19,6 +19,11 @@ bool IsScheme(std::string_view s) {
   return true;
 }
 
+// A byte as a message writes it where it cannot stand itself: "\x0A".
+std::string HexEscaped(unsigned char u) {
+  return std::string("\\x") + kHex[u >> 4] + kHex[u & 0xf];
+}
+
 // The URL as a message quotes it: without its userinfo, each control character as \xNN (a line
 // break must not split a diagnostic), in valid UTF-8 (messages end up in JSON).
 std::string Shown(std::string_view url) {
@@ -26,9 +31,7 @@ std::string Shown(std::string_view url) {
   for (char c : RepairUtf8(WithoutUserinfo(url))) {
     const auto u = static_cast<unsigned char>(c);
     if (u < 0x20 || u == 0x7f) {
-      out += "\\x";
-      out += kHex[u >> 4];
-      out += kHex[u & 0xf];
+      out += HexEscaped(u);
     } else {
       out += c;
     }
@@ -46,7 +49,7 @@ std::string NameOfSpaceOrControl(unsigned char u) {
     case '\r':
       return "a line break";
     default:
-      return std::string("the control character \\x") + kHex[u >> 4] + kHex[u & 0xf];
+      return "the control character " + HexEscaped(u);
   }
 }
 
