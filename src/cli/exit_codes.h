@@ -11,6 +11,9 @@ inline constexpr int kExitUsage = 2;        // bad command line
 inline constexpr int kExitConfig = 3;       // bad configuration or input file
 inline constexpr int kExitAuth = 4;         // the token was rejected or cannot be had
 inline constexpr int kExitUnreachable = 5;  // slurmrestd (or Jenkins) did not answer
+// --follow-timeout passed with the job still queued or running: not a failure of the job, nor
+// an outage, and a script may well go on waiting
+inline constexpr int kExitStillRunning = 6;
 
 // The exit code for an error, by what the user must do about it.
 inline int ExitCodeFor(const Error& error) {

@@ -131,11 +131,12 @@ int RunSubmit(const ClientOptions& co, const SubmitOptions& so) {
     for (const slurm::JobInfo& j : jobs) all_final = all_final && IsFinal(j.state);
     if (all_final) break;
     if (std::chrono::steady_clock::now() > deadline) {
-      return ReportError({Code::kUnavailable,
-                          "job " + std::to_string(leader.job_id) + " still " + now +
-                              " after --follow-timeout; it keeps running",
-                          "jobs submit --follow"},
-                         co.json);
+      ReportError({Code::kUnavailable,
+                   "job " + std::to_string(leader.job_id) + " still " + now +
+                       " after --follow-timeout; it keeps running",
+                   "jobs submit --follow"},
+                  co.json);
+      return kExitStillRunning;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }

@@ -3,8 +3,9 @@
 // source, client and engine, then the REST server. Start-up follows dependency order and every
 // stop runs in reverse. SIGTERM/SIGINT: stop taking work, let each engine finish its pass (a
 // submit POST in flight completes and is recorded), close the store, exit 0. SIGHUP: re-read the
-// config, then swap in the API tokens and the clouds' templates, caps and folders; state is
-// untouched, and a change that needs a restart (a cloud added or removed) is refused.
+// API tokens (whatever else fails), then the config, and swap in the clouds' templates, caps and
+// folders; state is untouched, and a change that needs a restart (a cloud added or removed) is
+// refused.
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
@@ -282,13 +283,15 @@ int RunServe(const ServeOptions& options) {
     int sig = 0;
     sigwait(&signals, &sig);
     if (sig == SIGHUP) {
+      // Tokens first and whatever the configuration says: revoking a leaked token must not wait
+      // for someone to notice that an unrelated edit broke the configuration file.
+      if (Status reloaded = (*tokens)->Reload(); !reloaded) {
+        Log("API tokens not reloaded: " + reloaded.error().ToString());
+      }
       Result<config::Config> fresh = Load(options);
       if (!fresh) {
         Log("reload refused, keeping the running configuration: " + fresh.error().ToString());
         continue;
-      }
-      if (Status reloaded = (*tokens)->Reload(); !reloaded) {
-        Log("API tokens not reloaded: " + reloaded.error().ToString());
       }
       if (Status reloaded = service.Reload(*fresh); !reloaded) {
         Log("templates and caps not reloaded: " + reloaded.error().ToString());

@@ -1,5 +1,7 @@
 #include "fleet/service.h"
 
+#include <map>
+
 #include "slurm/dialect.h"
 #include "spec/job_desc_schema.h"
 
@@ -39,9 +41,16 @@ CloudRuntime* Service::Find(const std::string& cloud) {
 }
 
 std::vector<server::CloudInfo> Service::Clouds() {
+  // The cap in force is the registry's, which SIGHUP replaces; the runtime keeps the start-up one.
+  std::map<std::string, int> caps;
+  if (provisioning_.templates) {
+    for (const CloudTemplates& t : provisioning_.templates->Snapshot()) caps[t.name] = t.max_agents;
+  }
   std::vector<server::CloudInfo> out;
   for (const CloudRuntime& c : clouds_) {
-    out.push_back({c.name, c.slurm_url, c.api_version, c.max_agents,
+    auto cap = caps.find(c.name);
+    out.push_back({c.name, c.slurm_url, c.api_version,
+                   cap != caps.end() ? cap->second : c.max_agents,
                    static_cast<int>(c.engine->active_count())});
   }
   return out;
@@ -77,11 +86,13 @@ Result<store::Submission> Service::Submit(const server::SubmitCommand& command) 
   if (!c) {
     std::string known;
     for (const CloudRuntime& r : clouds_) known += (known.empty() ? "" : ", ") + r.name;
+    if (!command.cloud.empty()) {
+      return Fail(Code::kNotFound, "no cloud named '" + command.cloud + "'; configured: " + known,
+                  "cloud");
+    }
     return Fail(Code::kInvalidInput,
-                command.cloud.empty()
-                    ? "missing; name a cloud (configured: " + known +
-                          "), or add a batch section to the configuration for runs without one"
-                    : "no cloud named '" + command.cloud + "'; configured: " + known,
+                "missing; name a cloud (configured: " + known +
+                    "), or add a batch section to the configuration for runs without one",
                 "cloud");
   }
   Result<slurm::JobRequest> request = slurm::JobRequestFromJobDesc(command.job, "job");
@@ -110,6 +121,8 @@ Result<store::Submission> Service::Submit(const server::SubmitCommand& command) 
 Status Service::Cancel(const std::string& key) {
   Result<store::Submission> s = store_.Get(key);
   if (!s) return std::unexpected(s.error());
+  // as the engine answers it: nothing is left to cancel, wherever the job ran
+  if (store::IsTerminal(s->phase) || s->cancel_requested) return {};
   CloudRuntime* c = Find(s->cloud);
   if (!c) {
     return Fail(Code::kConflict,

@@ -170,6 +170,10 @@ class Parser {
         node->atom = std::move(atom);
         return node;
       }
+      if (c == '\n' || c == '\r') {
+        --pos_;
+        return Expected("'\"' before the line break, for the quote at " + std::to_string(open));
+      }
       if (c != '\\') {
         atom += c;
         continue;
@@ -442,10 +446,28 @@ std::string Unquote(std::string_view text) {
   return out;
 }
 
+// True when `text` is one double-quoted atom as Jenkins quotes one (QuotedStringTokenizer.quote):
+// no quote inside but escaped ones.
+bool IsOneQuotedAtom(std::string_view text) {
+  if (text.size() < 2 || text.front() != '"' || text.back() != '"') return false;
+  for (size_t i = 1; i + 1 < text.size(); ++i) {
+    if (text[i] == '"') return false;
+    if (text[i] == '\\' && ++i + 1 == text.size()) return false;  // it escapes the last quote
+  }
+  return true;
+}
+
 }  // namespace
 
 LabelExpression LabelExpression::FromAssigned(std::string_view text) {
-  return FromWritten(Unquote(text));
+  // Jenkins exports a project's label text as written when it parses, else quoted whole as one
+  // atom (AbstractProject.getAssignedLabelString), and assigns the label of the text as written,
+  // unquoted once (Jenkins.getLabel). So an export in double quotes whose inside does not parse
+  // is such a quoting: the text as written is inside, and that is unquoted in its turn
+  // ('my label' exports as "'my label'" and assigns the atom `my label`).
+  std::string written = Unquote(text);
+  if (IsOneQuotedAtom(text) && !Parse(written)) return FromWritten(Unquote(written));
+  return FromWritten(written);
 }
 
 LabelExpression LabelExpression::FromWritten(std::string_view text) {

@@ -25,11 +25,12 @@ class LabelExpression {
   // "->", so `a->b` is an implication and `linux-x86_64` one atom.
   static Result<LabelExpression> Parse(std::string_view text);
 
-  // The label Jenkins assigns an item whose label text, as a user wrote it (a project's
-  // `labelExpression`), is `text` (Jenkins.getLabel): a text wholly in quotes is unquoted first,
-  // and one that then does not parse is a single atom of that text, which only a node carrying
-  // exactly that label matches. Never "any node" for a text that is not blank: an agent started
-  // for a label Jenkins reads otherwise would never get the item.
+  // The label Jenkins assigns an item whose label text, as the queue API exports a project's
+  // `labelExpression`, is `text` (Jenkins.getLabel): a text wholly in quotes is unquoted first
+  // (twice when Jenkins quoted a text that did not parse, which was itself in quotes), and one
+  // that then does not parse is a single atom of that text, which only a node carrying exactly
+  // that label matches. Never "any node" for a text that is not blank: an agent started for a
+  // label Jenkins reads otherwise would never get the item.
   static LabelExpression FromAssigned(std::string_view text);
 
   // A label as Jenkins writes it out (Label.getExpression(), the label in a `why` text): atoms

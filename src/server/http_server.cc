@@ -292,11 +292,12 @@ std::expected<int64_t, ApiError> ParseAfter(const httplib::Request& req) {
   return static_cast<int64_t>(*value);
 }
 
+// The key travels in the job's tag (fleet/job_tag.h), whose parts take these characters only.
 bool ValidKey(std::string_view key) {
   if (key.empty() || key.size() > kMaxKeyLength) return false;
   return std::all_of(key.begin(), key.end(), [](char c) {
     auto u = static_cast<unsigned char>(c);
-    return std::isalnum(u) || c == '-' || c == '_' || c == '.' || c == ':' || c == '@';
+    return std::isalnum(u) || c == '-' || c == '_' || c == '.';
   });
 }
 
@@ -1034,7 +1035,7 @@ Outcome ApiServer::Impl::Submit(const httplib::Request& req, const Principal& pr
   if (command.owner.empty()) command.owner = principal.name;
   if (!command.key.empty() && !ValidKey(command.key)) {
     return Reject(400, "invalid_input",
-                  "may hold only letters, digits and `-_.:@`, at most " +
+                  "may hold only letters, digits and `-_.`, at most " +
                       std::to_string(kMaxKeyLength) + " characters",
                   "key");
   }

@@ -398,5 +398,60 @@ TEST_F(AgentsServeIntegrationTest, KilledAndRestartedMidFlightLeaksNoNodeAndNoJo
             << " s\n";
 }
 
+// SIGHUP re-reads the token file even when the configuration beside it no longer loads: a leaked
+// token is revoked by editing one file, whatever else is half-edited. What GET /clouds reports
+// is the cap in force after a reload, not the one at start.
+TEST_F(AgentsServeIntegrationTest, SighupRevokesATokenEvenWithABrokenConfigurationAndShowsNewCaps) {
+  StartDaemon();
+  ASSERT_FALSE(HasFatalFailure());
+  const fs::path config = dir_ / "slurmfleet.yaml";
+  std::stringstream text;
+  text << std::ifstream(config).rdbuf();
+  const std::string original = text.str();
+  std::string capped = original;
+  const std::string cap_line = "        maxAgents: 10\n";
+  ASSERT_NE(capped.find(cap_line), std::string::npos);
+  capped.replace(capped.find(cap_line), cap_line.size(), "        maxAgents: 7\n");
+  auto max_agents = [&] {
+    auto r = Http().Get("/api/v1/clouds");
+    if (!r || r->status != 200) return -1;
+    nlohmann::json j = nlohmann::json::parse(r->body, nullptr, false);
+    return j.is_object() ? j["clouds"][0]["max_agents"].get<int>() : -1;
+  };
+  ASSERT_EQ(max_agents(), 10);
+  std::ofstream(config) << capped;
+  kill(pid_, SIGHUP);
+  for (int i = 0; i < 100 && max_agents() != 7; ++i) std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(max_agents(), 7);
+
+  std::ofstream(config) << original << "daemon: [this is not a mapping\n";
+  const std::string fresh = "crash-test-fresh-token-9876543210abc";
+  std::ofstream(dir_ / "tokens") << "admin rotated " << fresh << "\n";
+  kill(pid_, SIGHUP);
+  int status = 0;
+  for (int i = 0; i < 100; ++i) {
+    auto r = Http().Get("/api/v1/clouds");
+    status = r ? r->status : 0;
+    if (status == 401) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_EQ(status, 401) << "the revoked token still works";
+  httplib::Client with_fresh("127.0.0.1", port_);
+  with_fresh.set_bearer_token_auth(fresh);
+  auto r = with_fresh.Get("/api/v1/clouds");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  std::ifstream log(log_);
+  std::stringstream logged;
+  logged << log.rdbuf();
+  EXPECT_NE(logged.str().find("reload refused"), std::string::npos) << logged.str();
+  EXPECT_EQ(logged.str().find(fresh), std::string::npos) << "a token was logged";
+  kill(pid_, SIGTERM);
+  int exit_status = 0;
+  waitpid(pid_, &exit_status, 0);
+  pid_ = -1;
+  EXPECT_TRUE(WIFEXITED(exit_status) && WEXITSTATUS(exit_status) == 0);
+}
+
 }  // namespace
 }  // namespace slurmfleet

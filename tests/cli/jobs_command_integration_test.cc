@@ -29,14 +29,19 @@ class JobsCommandIntegrationTest : public ::testing::Test {
 
   // Runs the CLI with the testbed's coordinates; stdout is kept, stderr goes to the test's log.
   CommandRun Submit(const std::string& job_json, const std::string& cwd,
-                    const std::string& script = "job.sh", const std::string& output_root = "") {
-    std::string command = std::string(SLURMFLEET_BINARY) + " jobs submit --url " + testbed_.url +
-                          " --api-version " + testbed_.api_version + " --user " + testbed_.user +
-                          " --jwt-key " + testbed_.jwt_key + " --script " +
-                          (dir_ / script).string() + " --name cli-pattern --cwd " + cwd +
-                          " --job '" + job_json + "' --follow --follow-timeout 60 --output-root " +
-                          (output_root.empty() ? testbed_.root : output_root) + " --json";
-    return RunCommand(command);
+                    const std::string& script = "job.sh", const std::string& output_root = "",
+                    int follow_timeout_s = 60) {
+    return RunCommand(Cli("jobs submit") + " --script " + (dir_ / script).string() +
+                      " --name cli-pattern --cwd " + cwd + " --job '" + job_json +
+                      "' --follow --follow-timeout " + std::to_string(follow_timeout_s) +
+                      " --output-root " + (output_root.empty() ? testbed_.root : output_root) +
+                      " --json");
+  }
+  // The CLI with the testbed's coordinates, for `command`.
+  std::string Cli(const std::string& command) const {
+    return std::string(SLURMFLEET_BINARY) + " " + command + " --url " + testbed_.url +
+           " --api-version " + testbed_.api_version + " --user " + testbed_.user + " --jwt-key " +
+           testbed_.jwt_key;
   }
 
   slurm::Testbed testbed_;
@@ -75,6 +80,23 @@ TEST_F(JobsCommandIntegrationTest, AJobThatCouldNotStartSaysWhyAndReadsNoFile) {
             std::string::npos)
       << job["outcome"];
   EXPECT_FALSE(job.contains("output")) << ran.out;
+}
+
+// A script waiting on --follow must tell "still running" from a failed job (1) and from an
+// unreachable slurmrestd (5).
+TEST_F(JobsCommandIntegrationTest, AFollowTimeoutSaysTheJobStillRunsWithItsOwnExitCode) {
+  CommandRun ran = Submit(R"({"memory_per_node": 100, "time_limit": 5, "hold": true})",
+                          "/home/" + testbed_.user + "/jobs", "job.sh", "", 1);
+  nlohmann::json out = nlohmann::json::parse(ran.out, nullptr, false);
+  ASSERT_TRUE(out.is_object()) << ran.out;
+  const std::string message = out["error"]["message"].get<std::string>();
+  const size_t id_at = message.find("job ");
+  ASSERT_EQ(id_at, 0u) << message;
+  const std::string id = message.substr(4, message.find(' ', 4) - 4);
+  EXPECT_EQ(RunCommand(Cli("jobs cancel " + id)).exit_code, 0);
+  EXPECT_EQ(ran.exit_code, 6) << ran.out;
+  EXPECT_NE(message.find("still PENDING"), std::string::npos) << message;
+  EXPECT_NE(message.find("after --follow-timeout; it keeps running"), std::string::npos) << message;
 }
 
 TEST_F(JobsCommandIntegrationTest, OnlyTheEndOfALongOutputIsShown) {

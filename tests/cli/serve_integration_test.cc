@@ -257,6 +257,12 @@ TEST_F(ServeIntegrationTest, AMisspeltOrForbiddenJobFieldIsA400AndNoJob) {
     EXPECT_NE(r->body.find(hint), std::string::npos) << r->body;
     EXPECT_EQ(Http().Get("/api/v1/submissions/typo-" + field)->status, 404);
   }
+  nlohmann::json elsewhere = {
+      {"cloud", "nosuch"}, {"kind", "job"}, {"key", "elsewhere"}, {"job", job}};
+  auto r = Http().Post("/api/v1/submissions", elsewhere.dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404) << r->body;
+  EXPECT_NE(r->body.find("configured: testbed"), std::string::npos) << r->body;
   EXPECT_TRUE(TaggedLiveJobs().empty());
 }
 

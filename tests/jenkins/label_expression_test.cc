@@ -116,6 +116,18 @@ TEST(LabelExpressionTest, AnAssignedLabelIsReadAsJenkinsGetLabelReadsIt) {
   EXPECT_TRUE(LabelExpression::FromAssigned(R"('\u0041')").Matches({"A"}));
   EXPECT_TRUE(LabelExpression::FromAssigned(R"("\u00e4\u20ac")").Matches({"\u00e4\u20ac"}));
   EXPECT_TRUE(LabelExpression::FromAssigned(R"('\u00zz')").Matches({"u00zz"}));
+  // a text that did not parse is exported quoted whole (getAssignedLabelString); Jenkins assigns
+  // the text as written, unquoted once: 'my label' is the atom `my label`, 'gpu && linux' an And
+  LabelExpression written_in_quotes = LabelExpression::FromAssigned(R"("'my label'")");
+  EXPECT_TRUE(written_in_quotes.Matches({"my label"}));
+  EXPECT_FALSE(written_in_quotes.Matches({"'my label'"}));
+  EXPECT_TRUE(LabelExpression::FromAssigned(R"("'gpu && linux'")").Matches({"gpu", "linux"}));
+  EXPECT_TRUE(LabelExpression::FromAssigned(R"("\"gpu linux\"")").Matches({"gpu linux"}));
+  // not one quoted atom: unquoted once only, as Jenkins.getLabel does with a text that parsed
+  EXPECT_TRUE(LabelExpression::FromAssigned(R"("'a" && "b'")").Matches({R"('a" && "b')"}));
+  // a raw line break inside quotes is no string in Jenkins' lexer
+  EXPECT_FALSE(LabelExpression::Parse("\"a\nb\"").has_value());
+  EXPECT_FALSE(LabelExpression::Parse("\"a\rb\"").has_value());
   // written out by Jenkins: parsed as it is
   EXPECT_TRUE(
       LabelExpression::FromWritten(R"("gpu:a100"&&"os/linux")").Matches({"gpu:a100", "os/linux"}));

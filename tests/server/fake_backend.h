@@ -69,7 +69,8 @@ class FakeBackend final : public Backend {
     if (submit_error_) return std::unexpected(*std::exchange(submit_error_, std::nullopt));
     bool known = false;
     for (const auto& c : clouds_) known = known || c.name == command.cloud;
-    if (!known) return Fail(Code::kInvalidInput, "no cloud named '" + command.cloud + "'", "cloud");
+    if (command.cloud.empty()) return Fail(Code::kInvalidInput, "missing; name a cloud", "cloud");
+    if (!known) return Fail(Code::kNotFound, "no cloud named '" + command.cloud + "'", "cloud");
 
     store::Submission submission;
     submission.key = command.key.empty() ? "job-" + std::to_string(++generated_) : command.key;

@@ -422,6 +422,9 @@ TEST_F(ApiServerTest, SubmitRejectsBadBodies) {
       {R"({"cloud": "alpha", "kind": "job", "job": "sleep 1"})", "job"},
       {R"({"cloud": "alpha", "kind": "job"})", "job"},
       {R"({"cloud": "alpha", "kind": "job", "job": {}, "key": "a/b"})", "key"},
+      // the job's tag separates its parts with ':'
+      {R"({"cloud": "alpha", "kind": "job", "job": {}, "key": "a:b"})", "key"},
+      {R"({"cloud": "alpha", "kind": "job", "job": {}, "key": "ci@host"})", "key"},
       {R"({"cloud": "alpha", "kind": "job", "job": {}, "owner": 7})", "owner"},
       {std::string(100, '[') + std::string(100, ']'), ""},
   };

@@ -29,7 +29,7 @@
 #include <utility>
 
 #include "base/listen_backlog.h"
-#include "jenkins/label_expression.h"
+#include "jenkins/standin/standin_label.h"
 #include "jenkins/standin/tree_pruner.h"
 
 namespace slurmfleet::standin {
@@ -576,76 +576,32 @@ std::optional<std::string> BadNameReason(const std::string& name, Lang lang) {
   return std::nullopt;
 }
 
-// The class Jenkins gives a label expression's top node (hudson.model.labels.*), from its
-// normalised text: the loosest operator outside parentheses and quotes decides.
-std::string LabelClass(std::string_view text) {
-  int depth = 0;
-  bool quoted = false;
-  int best = 0;  // 4 <->, 3 ->, 2 ||, 1 &&
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (quoted) {
-      if (c == '\\') ++i;
-      if (c == '"') quoted = false;
-      continue;
-    }
-    if (c == '"') quoted = true;
-    if (c == '(') ++depth;
-    if (c == ')') --depth;
-    if (depth != 0) continue;
-    std::string_view rest = text.substr(i);
-    if (rest.starts_with("<->")) {
-      best = std::max(best, 4);
-      i += 2;
-    } else if (rest.starts_with("->")) {
-      best = std::max(best, 3);
-      i += 1;
-    } else if (rest.starts_with("||")) {
-      best = std::max(best, 2);
-    } else if (rest.starts_with("&&")) {
-      best = std::max(best, 1);
-    }
-  }
-  static constexpr const char* kOps[] = {"", "And", "Or", "Implies", "Iff"};
-  if (best > 0) return std::string("hudson.model.labels.LabelExpression$") + kOps[best];
-  if (text.starts_with("!")) return "hudson.model.labels.LabelExpression$Not";
-  if (text.starts_with("(")) return "hudson.model.labels.LabelExpression$Paren";
-  return "hudson.model.labels.LabelAtom";
-}
-
-// An item's assigned label: the parsed expression, or (unparsable) the raw text that only a
-// node carrying exactly that label matches, as Jenkins falls back to a plain atom.
+// An item's assigned label (Queue.Item.getAssignedLabel), read with the stand-in's own label code
+// (standin_label.h), never with slurmfleet's parser, so that tests can catch its mistakes.
 struct AssignedLabel {
-  std::string name;  // normalised; "" for none
-  std::optional<jenkins::LabelExpression> expression;
+  std::optional<JenkinsLabel> label;  // none: the item has no label (canRoam)
+  std::string name;                   // Label.getName(): `why` texts, /label/ names; "" for none
 
+  // A blank text is no label; any other is Jenkins.getLabel(text): unquoted if wholly quoted,
+  // then parsed, else one atom of that text.
   static AssignedLabel From(std::string_view text) {
-    AssignedLabel label;
-    if (Trim(text).empty()) return label;
-    auto parsed = jenkins::LabelExpression::Parse(text);
-    if (parsed) {
-      label.name = parsed->ToString();
-      label.expression = std::move(*parsed);
-    } else {
-      label.name = Trim(text);
-    }
-    return label;
+    AssignedLabel assigned;
+    const std::string trimmed = Trim(text);
+    if (trimmed.empty()) return assigned;
+    assigned.label = GetLabel(trimmed);
+    assigned.name = assigned.label->Name();
+    return assigned;
   }
-  bool empty() const { return name.empty(); }
+  bool empty() const { return !label; }
+  // Label.getExpression(), as a script's `assignedLabel.expression` gives it.
+  std::string Expression() const { return label ? label->Expression() : std::string(); }
   // Label.contains(node): mode-blind.
   bool Contains(const std::set<std::string>& labels) const {
-    if (empty()) return true;
-    if (expression) return expression->Matches(labels);
-    return labels.contains(name);
+    return !label || label->Matches(labels);
   }
-  // Node.canTake's label part, mode-aware (MatchesNode).
+  // Node.canTake's label part: mode-aware.
   bool Takes(const std::set<std::string>& labels, bool exclusive) const {
-    if (expression) return jenkins::MatchesNode(*expression, labels, exclusive);
-    if (empty()) {
-      static const jenkins::LabelExpression kAny = jenkins::LabelExpression::Parse("").value();
-      return jenkins::MatchesNode(kAny, labels, exclusive);
-    }
-    return labels.contains(name);
+    return NodeCanTake(label, labels, exclusive);
   }
 };
 
@@ -1349,7 +1305,8 @@ class JenkinsStandin::Impl {
             {"color", RunningBuildOf(item.job) ? "notbuilt_anime" : "notbuilt"},
             {"fullDisplayName", JobDisplayName(item.job)},
             {"fullName", item.job},
-            {"labelExpression", item.label.empty() ? json(nullptr) : json(Trim(item.label_text))},
+            {"labelExpression",
+             item.label.empty() ? json(nullptr) : json(AssignedLabelString(Trim(item.label_text)))},
             {"name", JobName(item.job)},
             {"url", JobUrl(item.job)}};
   }
@@ -1840,13 +1797,13 @@ class JenkinsStandin::Impl {
     for (const QueueItem* item : QueueOrder()) {
       std::string task = item->pipeline ? PlaceholderName(runs_.at({item->job, item->run_number}))
                                         : JobDisplayName(item->job);
-      out.push_back(
-          {{"id", item->id},
-           {"cls", ItemClass(*item)},
-           {"label", item->label.empty() ? ordered_json(nullptr) : ordered_json(item->label.name)},
-           {"buildable", ItemClass(*item) == "BuildableItem"},
-           {"why", Why(*item, now, lang)},
-           {"task", task}});
+      out.push_back({{"id", item->id},
+                     {"cls", ItemClass(*item)},
+                     {"label", item->label.empty() ? ordered_json(nullptr)
+                                                   : ordered_json(item->label.Expression())},
+                     {"buildable", ItemClass(*item) == "BuildableItem"},
+                     {"why", Why(*item, now, lang)},
+                     {"task", task}});
     }
     lock.unlock();
     // Groovy's JsonOutput escapes non-ASCII characters as \uXXXX.
@@ -1886,7 +1843,10 @@ class JenkinsStandin::Impl {
                  {"definedExecutors", series(defined)}, {"idleExecutors", series(idle)},
                  {"onlineExecutors", series(total)},    {"queueLength", series(queued)},
                  {"totalExecutors", series(total)},     {"totalQueueLength", series(queued)}};
-    json full = {{"_class", LabelClass(label.name)},
+    // Jenkins.getLabel("") is the atom "": the blank path has no other reading.
+    const std::string_view label_class =
+        label.empty() ? "hudson.model.labels.LabelAtom" : label.label->ClassName();
+    json full = {{"_class", label_class},
                  {"actions", json::array()},
                  {"busyExecutors", busy},
                  {"clouds", json::array()},
@@ -2404,7 +2364,8 @@ class JenkinsStandin::Impl {
               {"queueItem", nullptr},
               {"url", JobUrl(path)}};
     if (!job.pipeline) {
-      j["labelExpression"] = Trim(job.label).empty() ? json(nullptr) : json(job.label);
+      j["labelExpression"] =
+          Trim(job.label).empty() ? json(nullptr) : json(AssignedLabelString(Trim(job.label)));
     }
     return j;
   }
