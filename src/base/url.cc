@@ -94,33 +94,11 @@ std::string WithoutUserinfo(std::string_view url) {
   return std::string(url.substr(0, start)) + "***" + std::string(url.substr(at));
 }
 
-std::optional<UrlProblem> CheckBaseUrl(std::string_view url, std::string_view example) {
-  const std::string shown = "'" + Shown(url) + "'";
-  const std::string e_g = "e.g. " + std::string(example);
-  for (char c : url) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u <= 0x20 || u == 0x7f) {
-      return UrlProblem{
-          shown + " contains " + NameOfSpaceOrControl(u),
-          u == ' ' ? "remove it (a space inside a path is written %20)" : "remove it"};
-    }
-  }
-  const size_t scheme_end = url.find("://");
-  if (scheme_end == std::string_view::npos ||
-      (url.substr(0, scheme_end) != "http" && url.substr(0, scheme_end) != "https")) {
-    // without "://" it is most often a host and port written without the scheme
-    return UrlProblem{
-        shown + " is not an http:// or https:// URL",
-        scheme_end == std::string_view::npos && !url.empty()
-            ? "write it with its scheme: http://" + Shown(url) + " or https://" + Shown(url)
-            : "write an http:// or https:// URL, " + e_g};
-  }
+namespace {
 
-  const std::string_view rest = url.substr(scheme_end + 3);
-  const std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
-  const size_t at = authority.rfind('@');
-  const std::string_view host_port =
-      at == std::string_view::npos ? authority : authority.substr(at + 1);
+// The host and port of a base URL (`shown` quotes the URL for messages, `e_g` an example).
+std::optional<UrlProblem> CheckHostAndPort(std::string_view host_port, const std::string& shown,
+                                           const std::string& e_g) {
   const UrlProblem no_host{shown + " has no host", "write the host after '//', " + e_g};
   std::optional<std::string_view> port;
   if (host_port.starts_with('[')) {
@@ -159,6 +137,48 @@ std::optional<UrlProblem> CheckBaseUrl(std::string_view url, std::string_view ex
                       "write the port as a number from 1 to 65535, or leave it out for the "
                       "scheme's default, " +
                           e_g};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<UrlProblem> CheckBaseUrl(std::string_view url, std::string_view example) {
+  const std::string shown = "'" + Shown(url) + "'";
+  const std::string e_g = "e.g. " + std::string(example);
+  for (char c : url) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u <= 0x20 || u == 0x7f) {
+      return UrlProblem{
+          shown + " contains " + NameOfSpaceOrControl(u),
+          u == ' ' ? "remove it (a space inside a path is written %20)" : "remove it"};
+    }
+  }
+  const size_t scheme_end = url.find("://");
+  if (scheme_end == std::string_view::npos ||
+      (url.substr(0, scheme_end) != "http" && url.substr(0, scheme_end) != "https")) {
+    // without "://" it is most often a host and port written without the scheme
+    return UrlProblem{
+        shown + " is not an http:// or https:// URL",
+        scheme_end == std::string_view::npos && !url.empty()
+            ? "write it with its scheme: http://" + Shown(url) + " or https://" + Shown(url)
+            : "write an http:// or https:// URL, " + e_g};
+  }
+
+  const std::string_view rest = url.substr(scheme_end + 3);
+  const std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
+  const size_t at = authority.rfind('@');
+  const std::string_view host_port =
+      at == std::string_view::npos ? authority : authority.substr(at + 1);
+  if (std::optional<UrlProblem> problem = CheckHostAndPort(host_port, shown, e_g)) {
+    // `u:pa#ss@host` ends the authority at the '#': what looks like a bad host or port is then
+    // most likely a password with a character that must be percent-encoded
+    if (at == std::string_view::npos &&
+        rest.find('@', authority.size()) != std::string_view::npos) {
+      return UrlProblem{shown + " has a user name or password holding '/', '?' or '#'",
+                        "percent-encode them there: '/' as %2F, '?' as %3F, '#' as %23"};
+    }
+    return problem;
   }
   if (url.find('?') != std::string_view::npos) {
     return UrlProblem{shown + " has a query ('?'), which a base URL cannot take",

@@ -136,6 +136,23 @@ TEST(CheckBaseUrlTest, APasswordIsNeverShown) {
   }
 }
 
+// An unencoded '/', '?' or '#' in a password ends the authority early: the URL then seems to
+// have a bad port or host, which is not what the user must fix.
+TEST(CheckBaseUrlTest, AnUnencodedCharacterInAPasswordIsNamedAsSuch) {
+  for (std::string_view url : {"http://u:pa#ss@host/", "http://u:pa?ss@host:6820/",
+                               "https://u:pa/ss@host/", "http://u:p#a:ss@host/"}) {
+    std::optional<UrlProblem> p = CheckBaseUrl(url, "http://s:6820");
+    ASSERT_TRUE(p) << url;
+    EXPECT_EQ(p->message, "'http" + std::string(url.starts_with("https") ? "s" : "") + "://***@" +
+                              std::string(url.substr(url.rfind('@') + 1)) +
+                              "' has a user name or password holding '/', '?' or '#'")
+        << url;
+    EXPECT_EQ(p->fix, "percent-encode them there: '/' as %2F, '?' as %3F, '#' as %23") << url;
+  }
+  // an '@' in the path of a URL whose host and port are fine is no password
+  EXPECT_EQ(CheckBaseUrl("http://s:6820/a@b", "x"), std::nullopt);
+}
+
 TEST(CheckBaseUrlTest, TheQuotedUrlIsValidUtf8) {
   std::optional<UrlProblem> p = CheckBaseUrl("http://h\xC3/ x", "http://s:6820");
   ASSERT_TRUE(p);
