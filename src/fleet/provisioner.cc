@@ -184,6 +184,9 @@ ProvisionStats Provisioner::Tick() {
     std::vector<jenkins::QueueItem> none;
     ResolveLabels(none, nodes, snapshot);
   }
+  // Ephemeral templates that live agents or waiting items use; nullopt when the queue is not
+  // known this pass, and then none expires: its items may be waiting for them.
+  std::optional<std::set<std::string>> in_use;
   if (!info->quieting_down) {
     // While items wait, every pass asks /scriptText for their labels anyway: then it is asked side
     // by side with the queue, so that a new item's label is at hand when the queue shows it. An
@@ -234,6 +237,7 @@ ProvisionStats Provisioner::Tick() {
         ResolveLabels(wanted, nodes, snapshot, std::move(asked));
         Launch(wanted, nodes, snapshot, stats);
       }
+      in_use = WantedEphemeral(wanted, snapshot);
       std::set<std::pair<int64_t, std::string>> still;
       for (const auto& n : noted_) {
         for (const jenkins::QueueItem& item : wanted) {
@@ -264,9 +268,10 @@ ProvisionStats Provisioner::Tick() {
   });
   for (size_t k = 0; k < describe.size(); ++k) Described(*describe[k].first, described[k]);
 
-  std::set<std::string> in_use;
-  for (const auto& [name, a] : agents_) in_use.insert(a.template_name);
-  templates_.Expire(in_use);
+  if (in_use) {
+    for (const auto& [name, a] : agents_) in_use->insert(a.template_name);
+    templates_.Expire(*in_use);
+  }
 
   std::lock_guard lock(status_mu_);
   status_.jenkins_reachable = true;
@@ -488,6 +493,36 @@ void Provisioner::DebugPlan(const std::vector<jenkins::QueueItem>& items, const 
   }
 }
 
+std::optional<jenkins::LabelExpression> Provisioner::ItemLabel(const jenkins::QueueItem& item) {
+  if (!item.label) return std::nullopt;
+  // only a project's own text is read as Jenkins reads it; the others Jenkins wrote out
+  return item.label_source == jenkins::LabelSource::kLabelExpression
+             ? jenkins::LabelExpression::FromAssigned(*item.label)
+             : jenkins::LabelExpression::FromWritten(*item.label);
+}
+
+std::set<std::string> Provisioner::WantedEphemeral(const std::vector<jenkins::QueueItem>& items,
+                                                   const std::vector<CloudTemplates>& snapshot) {
+  // A pipeline's node() may wait longer than its template's TTL (caps, back-off, a long input
+  // step before a second node()): its template must not end under it.
+  std::set<std::string> wanted;
+  for (const jenkins::QueueItem& item : items) {
+    std::optional<jenkins::LabelExpression> label = ItemLabel(item);
+    if (!label || label->empty()) continue;
+    for (const CloudTemplates& c : snapshot) {
+      for (const TemplateEntry& t : c.templates) {
+        const std::set<std::string> labels(t.resolved.labels.begin(), t.resolved.labels.end());
+        if (t.ephemeral &&
+            jenkins::MatchesNode(*label, labels,
+                                 t.resolved.node_usage_mode == spec::NodeUsageMode::kExclusive)) {
+          wanted.insert(t.resolved.name);
+        }
+      }
+    }
+  }
+  return wanted;
+}
+
 void Provisioner::Launch(const std::vector<jenkins::QueueItem>& items,
                          const std::map<std::string, jenkins::Computer>& nodes,
                          const std::vector<CloudTemplates>& snapshot, ProvisionStats& stats) {
@@ -496,12 +531,7 @@ void Provisioner::Launch(const std::vector<jenkins::QueueItem>& items,
     PlanItem p;
     p.id = item.id;
     p.folder = item.FolderPath();
-    if (item.label) {
-      // only a project's own text is read as Jenkins reads it; the others Jenkins wrote out
-      p.label = item.label_source == jenkins::LabelSource::kLabelExpression
-                    ? jenkins::LabelExpression::FromAssigned(*item.label)
-                    : jenkins::LabelExpression::FromWritten(*item.label);
-    }
+    if (std::optional<jenkins::LabelExpression> label = ItemLabel(item)) p.label = *label;
     plan_items.push_back(std::move(p));
   }
 

@@ -24,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -139,6 +140,11 @@ class Provisioner {
   // Writes each item's decision to the debug log when it is new or changed.
   void DebugPlan(const std::vector<jenkins::QueueItem>& items, const Plan& plan,
                  const std::vector<CloudTemplates>& snapshot);
+  // The label an item waits for, read as Jenkins reads it from where it came; nullopt: unknown.
+  static std::optional<jenkins::LabelExpression> ItemLabel(const jenkins::QueueItem& item);
+  // The names of the ephemeral templates that could serve one of `items`.
+  static std::set<std::string> WantedEphemeral(const std::vector<jenkins::QueueItem>& items,
+                                               const std::vector<CloudTemplates>& snapshot);
   void Launch(const std::vector<jenkins::QueueItem>& items,
               const std::map<std::string, jenkins::Computer>& nodes,
               const std::vector<CloudTemplates>& snapshot, ProvisionStats& stats);

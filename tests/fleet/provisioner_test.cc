@@ -1279,6 +1279,28 @@ TEST_F(ProvisionerTest, EphemeralTemplateServesItsLabelAndExpires) {
   EXPECT_TRUE(templates_->Ephemeral().empty());
 }
 
+// A pipeline's node() that waits past its template's TTL (here: Jenkins refuses its node) keeps
+// the template: ending it would leave the item waiting for ever with no word why.
+TEST_F(ProvisionerTest, AnEphemeralTemplateAnItemWaitsForDoesNotExpire) {
+  auto e =
+      templates_->Register("c1", R"({"agent": {"jar_path": "/opt/agent.jar"}})", 60s, "p#1", "");
+  ASSERT_TRUE(e) << (e ? "" : e.error().ToString());
+  jenkins_.fail_create = FakeJenkinsClient::Failure{Code::kUnavailable, "connection reset"};
+  jenkins_.Enqueue(e->label);
+  for (int i = 0; i < 4; ++i) {
+    Pass();
+    Advance(60s);
+  }
+  Pass();
+  EXPECT_TRUE(jenkins_.nodes.empty());
+  EXPECT_EQ(templates_->Ephemeral().size(), 1u) << "expired while an item waited for it";
+  jenkins_.queue.clear();
+  Pass();
+  Advance(120s);
+  Pass();
+  EXPECT_TRUE(templates_->Ephemeral().empty());
+}
+
 TEST_F(ProvisionerTest, AnAgentThatCannotBeCreatedGivesItsCapacityBack) {
   jenkins_.Enqueue("linux");
   FakeJenkinsClient::Failure refuse{Code::kUnavailable, "connection reset"};
