@@ -1144,6 +1144,12 @@ void Provisioner::Watch(Agent& agent, const jenkins::Computer* node, const store
            fmt::format("Agent connected after {}s ({})", (now - agent.created_ms) / 1000,
                        JobText(agent)));
       // fall through: a build may already run
+    } else if (job_ended && !agent.job_id) {
+      EndAgent(
+          agent, true, "failed",
+          "Launch failed: Slurm did not take the job: " +
+              (sub->failure.empty() ? std::string(store::PhaseName(sub->phase)) : sub->failure));
+      return;
     } else if (job_ended) {
       std::string why = JobText(agent) + " ended before the agent connected: " + job_end;
       if (sub->phase == Phase::kSucceeded) {
@@ -1159,15 +1165,18 @@ void Provisioner::Watch(Agent& agent, const jenkins::Computer* node, const store
                            agent.timeout_minutes, JobText(agent), StateText(agent)));
       return;
     } else {
-      const bool pending = sub && sub->phase == Phase::kPending;
-      const int64_t waited = now - agent.created_ms;
+      // counted from the submit, not from the decision: a slow node creation or submit retries
+      // are not time the job spent in Slurm's queue
+      const bool pending = sub && sub->phase == Phase::kPending && sub->submit_sent_at > 0;
+      const int64_t waited_s = pending ? now / 1000 - sub->submit_sent_at : 0;
       if (pending && !agent.pending_warned &&
-          waited >= std::chrono::duration_cast<std::chrono::milliseconds>(options_.pending_warning)
-                        .count()) {
+          waited_s >=
+              std::chrono::duration_cast<std::chrono::seconds>(options_.pending_warning).count()) {
         agent.pending_warned = true;
+        const bool no_reason = agent.state_reason.empty() || agent.state_reason == "None";
         Save(agent, "warn",
-             fmt::format("{} still PENDING after {}s ({})", JobText(agent), waited / 1000,
-                         agent.state_reason.empty() ? "no reason given" : agent.state_reason));
+             fmt::format("{} still PENDING after {}s ({})", JobText(agent), waited_s,
+                         no_reason ? "no reason given" : agent.state_reason));
       }
       return;
     }

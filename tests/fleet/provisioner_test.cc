@@ -461,6 +461,44 @@ TEST_F(ProvisionerTest, AJobThatCompletesBeforeConnectingSaysTheAgentExitedOnIts
       << a.outcome;
 }
 
+TEST_F(ProvisionerTest, AJobSlurmRefusedSaysSoWithSlurmsWords) {
+  slurm1_.reject_submits = 1;
+  jenkins_.Enqueue("linux");
+  for (int i = 0; i < 3; ++i) Pass();
+  EXPECT_TRUE(jenkins_.nodes.empty());
+  Agent a = Agents()[0];
+  EXPECT_EQ(a.phase, AgentPhase::kFailed);
+  EXPECT_TRUE(a.outcome.starts_with("Launch failed: Slurm did not take the job: ")) << a.outcome;
+  EXPECT_NE(a.outcome.find("Invalid partition name specified"), std::string::npos) << a.outcome;
+  EXPECT_EQ(a.outcome.find("not yet submitted"), std::string::npos) << a.outcome;
+}
+
+// The warning counts the job's own time in Slurm's queue, from its submit: not the time the
+// node's creation or failed submits took before it.
+TEST_F(ProvisionerTest, ThePendingWarningCountsFromTheSubmit) {
+  slurm1_.unavailable_submits = 1000;
+  jenkins_.Enqueue("linux");
+  Pass();
+  const std::string name = jenkins_.nodes.begin()->first;
+  Advance(50s);
+  Pass();
+  ASSERT_TRUE(slurm1_.jobs().empty());
+  slurm1_.unavailable_submits = 0;
+  for (int i = 0; i < 5 && slurm1_.jobs().empty(); ++i) {
+    Advance(1s);
+    Pass();
+  }
+  ASSERT_EQ(slurm1_.jobs().size(), 1u);
+  Advance(30s);
+  Pass();
+  EXPECT_EQ(Events(name).find("still PENDING"), std::string::npos) << Events(name);
+  Advance(31s);
+  Pass();
+  EXPECT_NE(Events(name).find("still PENDING after 6"), std::string::npos) << Events(name);
+  EXPECT_NE(Events(name).find("(no reason given)"), std::string::npos)
+      << "Slurm's None is no reason" << Events(name);
+}
+
 TEST_F(ProvisionerTest, AJobThatEndsBeforeConnectingFailsFast) {
   jenkins_.Enqueue("linux");
   Pass();
