@@ -145,8 +145,19 @@ Result<spec::ResolvedTemplate> TemplateRegistry::ResolveEphemeral(
   const spec::JobTemplate templates[] = {base};
   Result<spec::ResolvedTemplate> resolved = spec::Resolve(cloud.defaults, templates, name, &*layer);
   if (!resolved) {
+    // Resolve names a template's configuration keys; the pipeline wrote JSON, so name its path
+    static constexpr std::pair<std::string_view, std::string_view> kJsonPaths[] = {
+        {".workingDirectory", "json.job.current_working_directory"},
+        {".pyxis.containerImage", "json.pyxis.containerImage"},
+        {".pyxis.containerWorkdir", "json.pyxis.containerWorkdir"},
+        {".agentLaunch.jarPath", "json.agent.jar_path"},
+    };
     Error e = resolved.error();
+    const std::string config_path = e.where;
     e.where = "json";
+    for (const auto& [key, path] : kJsonPaths) {
+      if (config_path.ends_with(key)) e.where = path;
+    }
     return std::unexpected(e);
   }
   return resolved;

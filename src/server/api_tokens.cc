@@ -67,10 +67,16 @@ std::string_view ScopeName(Scope scope) {
   switch (scope) {
     case Scope::kRead:
       return "read";
+    case Scope::kTemplates:
+      return "templates";
     case Scope::kAdmin:
       return "admin";
   }
   return "read";
+}
+
+bool Grants(Scope held, Scope needed) {
+  return held == needed || held == Scope::kAdmin || needed == Scope::kRead;
 }
 
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {
@@ -196,12 +202,15 @@ Result<std::shared_ptr<const ApiTokens::Table>> ApiTokens::Read(const std::files
     Scope scope;
     if (fields[0] == "read") {
       scope = Scope::kRead;
+    } else if (fields[0] == "templates") {
+      scope = Scope::kTemplates;
     } else if (fields[0] == "admin") {
       scope = Scope::kAdmin;
     } else {
-      return Fail(Code::kInvalidInput,
-                  "the first field (scope) must be `read` or `admin`; " + std::string(kFormat),
-                  where);
+      return Fail(
+          Code::kInvalidInput,
+          "the first field (scope) must be `read`, `templates` or `admin`; " + std::string(kFormat),
+          where);
     }
     std::string name(fields[1]);
     if (!ValidName(name)) {

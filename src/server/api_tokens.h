@@ -5,12 +5,14 @@
 //   # comment
 //   <scope> <name> <token>
 //
-// Fields are separated by spaces or tabs. `scope` is `read` (GET endpoints) or `admin` (every
-// endpoint). `name` identifies the client in access logs and becomes a submission's default owner:
-// letters, digits and `._@-`, unique in the file. `token` is at least 16 characters with no
-// whitespace, unique in the file (e.g. `openssl rand -hex 32`). Blank lines and lines starting
-// with `#` are ignored. The file must not be accessible by group or others (chmod 600). A file with
-// no tokens is valid: only the unauthenticated endpoints (health, ready) then answer.
+// Fields are separated by spaces or tabs. `scope` is `read` (GET endpoints), `templates` (GET
+// endpoints and the ephemeral templates' register, touch and release: the token a Jenkins
+// controller's pipelines hold, which cannot submit or cancel jobs) or `admin` (every endpoint).
+// `name` identifies the client in access logs and becomes a submission's default owner: letters,
+// digits and `._@-`, unique in the file. `token` is at least 16 characters with no whitespace,
+// unique in the file (e.g. `openssl rand -hex 32`). Blank lines and lines starting with `#` are
+// ignored. The file must not be accessible by group or others (chmod 600). A file with no tokens is
+// valid: only the unauthenticated endpoints (health, ready) then answer.
 //
 // Tokens are compared in constant time: the presented token and every stored one are hashed with
 // SHA-256 and the digests compared with CRYPTO_memcmp, so neither the content nor the length of a
@@ -36,11 +38,15 @@
 namespace slurmfleet::server {
 
 enum class Scope {
-  kRead,   // GET endpoints
-  kAdmin,  // everything; implies kRead
+  kRead,       // GET endpoints
+  kTemplates,  // kRead and the ephemeral templates' endpoints
+  kAdmin,      // everything; implies the others
 };
 
-std::string_view ScopeName(Scope scope);  // "read", "admin"
+std::string_view ScopeName(Scope scope);  // "read", "templates", "admin"
+
+// Whether a token of scope `held` may call an endpoint that needs `needed`.
+bool Grants(Scope held, Scope needed);
 
 // Who presented a valid token.
 struct Principal {

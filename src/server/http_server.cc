@@ -460,9 +460,10 @@ Status ApiServer::Impl::Listen() {
            &Impl::Activities);
   AddRoute("GET", v1 + "/jenkins", Scope::kRead, {}, &Impl::JenkinsStatus);
   AddRoute("GET", v1 + "/templates", Scope::kRead, {}, &Impl::ListTemplates);
-  AddRoute("POST", v1 + "/templates", Scope::kAdmin, {}, &Impl::RegisterTemplate);
-  AddRoute("POST", v1 + "/templates/" + key + "/touch", Scope::kAdmin, {}, &Impl::TouchTemplate);
-  AddRoute("DELETE", v1 + "/templates/" + key, Scope::kAdmin, {}, &Impl::ReleaseTemplate);
+  AddRoute("POST", v1 + "/templates", Scope::kTemplates, {}, &Impl::RegisterTemplate);
+  AddRoute("POST", v1 + "/templates/" + key + "/touch", Scope::kTemplates, {},
+           &Impl::TouchTemplate);
+  AddRoute("DELETE", v1 + "/templates/" + key, Scope::kTemplates, {}, &Impl::ReleaseTemplate);
 
   http_.set_payload_max_length(options_.max_body_bytes);
   // httplib's default also sets SO_REUSEPORT, which lets a second daemon bind the same port and
@@ -563,13 +564,15 @@ void ApiServer::Impl::Serve(const Route& route, const httplib::Request& req,
       if (!authenticated) return std::unexpected(authenticated.error());
       principal = std::move(*authenticated);
       Note(req, principal.name, {});
-      if (*route.scope == Scope::kAdmin && principal.scope != Scope::kAdmin) {
-        return Reject(403, "forbidden",
-                      "token '" + principal.name + "' has scope " +
-                          std::string(ScopeName(principal.scope)) + "; this endpoint needs admin",
-                      {},
-                      {{"WWW-Authenticate", std::string(kChallenge) +
-                                                R"(, error="insufficient_scope", scope="admin")"}});
+      if (!Grants(principal.scope, *route.scope)) {
+        const std::string needed(ScopeName(*route.scope));
+        return Reject(
+            403, "forbidden",
+            "token '" + principal.name + "' has scope " + std::string(ScopeName(principal.scope)) +
+                "; this endpoint needs " + (needed == "admin" ? needed : needed + " or admin"),
+            {},
+            {{"WWW-Authenticate", std::string(kChallenge) +
+                                      R"(, error="insufficient_scope", scope=")" + needed + "\""}});
       }
     }
     if (auto bad = CheckParams(req, route)) return std::unexpected(std::move(*bad));

@@ -1305,6 +1305,17 @@ TEST_F(ProvisionerTest, EphemeralTemplateServesItsLabelAndExpires) {
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().code, Code::kInvalidInput);
   EXPECT_TRUE(bad.error().where.starts_with("json")) << bad.error().where;
+  // what the template's resolution finds wrong is named by the JSON's path, not a config key
+  for (const auto& [json, where] : std::initializer_list<std::pair<std::string, std::string>>{
+           {R"({"job": {"current_working_directory": "tmp/x"}})",
+            "json.job.current_working_directory"},
+           {R"({"job": {"current_working_directory": "/tmp/x"}})", "json.agent.jar_path"},
+           {R"({"pyxis": {"containerImage": "/i.sqsh", "containerWorkdir": "w"}})",
+            "json.pyxis.containerWorkdir"}}) {
+    auto refused = templates_->Register("c1", json, 60s, "p#3", "");
+    ASSERT_FALSE(refused) << json;
+    EXPECT_EQ(refused.error().where, where) << json << ": " << refused.error().ToString();
+  }
   // in use: kept past its TTL; unused: gone
   Advance(120s);
   Pass();

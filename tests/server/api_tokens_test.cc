@@ -64,12 +64,27 @@ class ApiTokensTest : public ::testing::Test {
   fs::path path_;
 };
 
+TEST(ScopeTest, EachScopeGrantsItsOwnAndWhatItImplies) {
+  EXPECT_TRUE(Grants(Scope::kRead, Scope::kRead));
+  EXPECT_FALSE(Grants(Scope::kRead, Scope::kTemplates));
+  EXPECT_FALSE(Grants(Scope::kRead, Scope::kAdmin));
+  EXPECT_TRUE(Grants(Scope::kTemplates, Scope::kRead));
+  EXPECT_TRUE(Grants(Scope::kTemplates, Scope::kTemplates));
+  EXPECT_FALSE(Grants(Scope::kTemplates, Scope::kAdmin));
+  EXPECT_TRUE(Grants(Scope::kAdmin, Scope::kRead));
+  EXPECT_TRUE(Grants(Scope::kAdmin, Scope::kTemplates));
+  EXPECT_TRUE(Grants(Scope::kAdmin, Scope::kAdmin));
+}
+
 TEST_F(ApiTokensTest, AuthorizesEachTokenWithItsScope) {
   Write(std::string("# who may call the API\n\n") + "admin jenkins " + kAdminToken + "\n" +
-        "  read\tdashboard   " + kReadToken + "  \r\n" + "   # indented comment\n");
+        "  read\tdashboard   " + kReadToken + "  \r\n" + "   # indented comment\n" +
+        "templates pipelines pipelines-token-0123456789\n");
   auto tokens = ApiTokens::Load(path_);
   ASSERT_TRUE(tokens) << tokens.error().ToString();
-  EXPECT_EQ((*tokens)->size(), 2u);
+  EXPECT_EQ((*tokens)->size(), 3u);
+  EXPECT_EQ((*tokens)->Authorize("pipelines-token-0123456789"),
+            (Principal{"pipelines", Scope::kTemplates}));
   EXPECT_EQ((*tokens)->Authorize(kAdminToken), (Principal{"jenkins", Scope::kAdmin}));
   EXPECT_EQ((*tokens)->Authorize(kReadToken), (Principal{"dashboard", Scope::kRead}));
 }
@@ -133,7 +148,7 @@ TEST_F(ApiTokensTest, ParseErrorsNameFileAndLine) {
       {std::string("admin ") + kReadToken, "got 2 fields"},
       {std::string(kReadToken), "got 1 field"},
       {std::string("admin ci ") + kReadToken + " extra", "got 4 fields"},
-      {std::string("write ci ") + kReadToken, "must be `read` or `admin`"},
+      {std::string("write ci ") + kReadToken, "must be `read`, `templates` or `admin`"},
       {std::string("read c/i ") + kReadToken, "letters, digits"},
       {"read ci short", "shorter than 16"},
       {std::string("read jenkins ") + kReadToken, "already used on line 2"},

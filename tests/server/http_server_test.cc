@@ -34,6 +34,7 @@ using namespace std::chrono_literals;
 constexpr std::chrono::sys_seconds kStart{1700000000s};  // 2023-11-14T22:13:20Z
 constexpr char kAdminToken[] = "adm-7f3c9e1b5a2d4c6e8f0a1b2c3d4e5f60";
 constexpr char kReadToken[] = "rd-0a1b2c3d4e5f60718293a4b5c6d7e8f9";
+constexpr char kTemplatesToken[] = "tp-0a1b2c3d4e5f60718293a4b5c6d7e8f9";
 constexpr char kWrongToken[] = "wrong-99887766554433221100ffeeddcc";
 constexpr size_t kMaxBody = 4096;
 
@@ -58,7 +59,8 @@ class ApiServerTest : public ::testing::Test {
     dir_ = pattern;
     fs::path token_file = dir_ / "api-tokens";
     std::ofstream(token_file) << "admin jenkins " << kAdminToken << "\n"
-                              << "read dashboard " << kReadToken << "\n";
+                              << "read dashboard " << kReadToken << "\n"
+                              << "templates pipelines " << kTemplatesToken << "\n";
     ASSERT_EQ(::chmod(token_file.c_str(), 0600), 0);
     auto tokens = ApiTokens::Load(token_file);
     ASSERT_TRUE(tokens) << tokens.error().ToString();
@@ -620,6 +622,34 @@ TEST_F(ApiServerTest, ReadTokensCannotChangeAnything) {
   EXPECT_TRUE(backend_->cancels().empty());
   // Admin tokens read too.
   EXPECT_EQ(Get("/api/v1/submissions", kAdminToken).status, 200);
+}
+
+// The token pipelines hold (the shared library's) manages ephemeral templates and reads, but can
+// neither submit nor cancel jobs nor test connections.
+TEST_F(ApiServerTest, TemplatesTokensManageTemplatesOnly) {
+  ASSERT_EQ(Post("/api/v1/submissions", SubmitBody("run-7")).status, 201);
+  Answer submit = Post("/api/v1/submissions", SubmitBody("run-8"), kTemplatesToken);
+  EXPECT_EQ(submit.status, 403);
+  EXPECT_NE(submit.message().find("has scope templates; this endpoint needs admin"),
+            std::string::npos)
+      << submit.message();
+  EXPECT_EQ(Delete("/api/v1/submissions/run-7", kTemplatesToken).status, 403);
+  EXPECT_EQ(Call("POST", "/api/v1/clouds/alpha/test-connection", kTemplatesToken).status, 403);
+  EXPECT_EQ(backend_->submits().size(), 1u);
+  EXPECT_TRUE(backend_->cancels().empty());
+  EXPECT_EQ(Get("/api/v1/submissions", kTemplatesToken).status, 200);
+
+  json body = {{"cloud", "local"}, {"json", R"({"job": {"partition": "gpu"}})"}};
+  Answer read_only = Post("/api/v1/templates", body, kReadToken);
+  EXPECT_EQ(read_only.status, 403);
+  EXPECT_NE(read_only.message().find("this endpoint needs templates or admin"), std::string::npos)
+      << read_only.message();
+  Answer a = Post("/api/v1/templates", body, kTemplatesToken);
+  ASSERT_EQ(a.status, 201) << a.body;
+  const std::string name = a.body["name"];
+  EXPECT_EQ(a.body["owner"], "pipelines");
+  EXPECT_EQ(Call("POST", "/api/v1/templates/" + name + "/touch", kTemplatesToken).status, 200);
+  EXPECT_EQ(Delete("/api/v1/templates/" + name, kTemplatesToken).status, 204);
 }
 
 // --- query parameters, unknown paths ---
