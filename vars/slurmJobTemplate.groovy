@@ -17,8 +17,8 @@
 //   json           required  the inline template: JSON text (or a Map, serialized as JSON)
 //   ttlSeconds     optional  lifetime without use, default 3600
 //   daemonUrl      optional  default: the SLURMFLEET_URL environment variable
-//   credentialsId  optional  a Secret Text credential holding an admin API token,
-//                            default 'slurmfleet-api-token'
+//   credentialsId  optional  a Secret Text credential holding an API token of templates (or
+//                            admin) scope, default 'slurmfleet-api-token'
 //   touchIntervalSeconds optional  seconds between TTL extensions, default ttlSeconds/3; 0 = off
 //   partition, workingDir, javaPath, jarPath, downloadJar, setupScript  optional
 //                  the plugin's declarative properties: each sets one key of the inline template
@@ -161,14 +161,14 @@ def sjtWithToken(String credentialsId, Closure block) {
         withCredentials([string(credentialsId: credentialsId, variable: 'SLURMFLEET_API_TOKEN')]) {
             if (!env.SLURMFLEET_API_TOKEN) {
                 error("slurmJobTemplate: the credential '${credentialsId}' is empty; store a slurmfleet API token " +
-                      "(admin scope) in it as Secret Text")
+                      "of templates (or admin) scope in it as Secret Text")
             }
             block()
         }
     } catch (e) {
         if (e.getClass().getName().endsWith('CredentialNotFoundException')) {
             error("slurmJobTemplate: no credential '${credentialsId}' found (${sjtSafeMessage(e)}). Add a Secret Text " +
-                  "credential with that ID holding a slurmfleet API token with admin scope, or pass " +
+                  "credential with that ID holding a slurmfleet API token with templates (or admin) scope, or pass " +
                   "credentialsId: to name another one")
         }
         throw e
@@ -585,7 +585,7 @@ String sjtDescribeFailure(String what, Map answer, Map checked) {
                 return "${prefix}: cloud '${checked.cloud}' does not serve this job's folder (${detail})"
             }
             return "${prefix}: the API token from credential '${checked.credentialsId}' may not manage templates " +
-                   "(${detail}). Use a token with admin scope"
+                   "(${detail}). Use a token with templates (or admin) scope"
         case 404:
             return "${prefix}: not found (${detail}). Check that cloud '${checked.cloud}' is configured in " +
                    "slurmfleet (GET api/v1/clouds) and that ${where} is a slurmfleet daemon that serves api/v1/templates"

@@ -404,13 +404,13 @@ tests['401 and 403 name the credential and the fix'] = { PipelineHarness h ->
     Throwable t = h.runFailing("slurmJobTemplate(cloud: 'c', json: '{}') { }")
     assert t.message.contains("credential 'slurmfleet-api-token'") && t.message.contains('HTTP 401')
     assertNoToken(h, t)
-    h.daemon.respond = { Map req -> [status: 403, body: '{"error": {"code": "forbidden", "message": "needs admin", "where": ""}}'] }
+    h.daemon.respond = { Map req -> [status: 403, body: '{"error": {"code": "forbidden", "message": "token \'jenkins\' has scope read; this endpoint needs templates or admin", "where": ""}}'] }
     t = h.runFailing("slurmJobTemplate(cloud: 'c', json: '{}') { }")
-    assert t.message.contains('admin scope') && t.message.contains('HTTP 403')
+    assert t.message.contains('Use a token with templates (or admin) scope') && t.message.contains('HTTP 403')
     assertNoToken(h, t)
 }
 
-tests['a cloud restricted to other folders: the error says so, not "use an admin token"'] = { PipelineHarness h ->
+tests['a cloud restricted to other folders: the error says so, not "use a templates token"'] = { PipelineHarness h ->
     h.daemon.respond = { Map req ->
         [status: 403, body: '{"error": {"code": "forbidden", "message": "cloud hpc serves only jobs in the folders ' +
                             'ml; team/gpu-tests is in folder team. Use a cloud that serves it, or add the folder to ' +
@@ -419,7 +419,7 @@ tests['a cloud restricted to other folders: the error says so, not "use an admin
     Throwable t = h.runFailing("slurmJobTemplate(cloud: 'hpc', json: '{}') { }")
     assert t.message.startsWith("slurmJobTemplate: could not register the template: cloud 'hpc' does not serve " +
                                 "this job's folder (HTTP 403 forbidden at job: cloud hpc serves only jobs in the folders ml")
-    assert !t.message.contains('admin scope')
+    assert !t.message.contains('(or admin) scope')
 }
 
 tests['without JOB_NAME no job is sent'] = { PipelineHarness h ->
