@@ -1294,6 +1294,9 @@ void Provisioner::DeleteNodes(const std::vector<std::string>& names) {
       // the node (offline once its agent is gone) to whoever may delete it.
       TellRefusal(agent.name, "delete node " + agent.name, deleted.error());
     } else if (!deleted && deleted.error().code != Code::kNotFound) {
+      // An agent that never connected runs no build: its job (holding a place in Slurm's queue
+      // or a node) ends now, not once Jenkins lets the node go.
+      if (agent.connected_ms == 0) (void)RequestJobCancel(agent);
       continue;  // next pass
     }
     agent.node_deleted = true;
@@ -1301,14 +1304,18 @@ void Provisioner::DeleteNodes(const std::vector<std::string>& names) {
   }
 }
 
-void Provisioner::FinishTerminate(Agent& agent) {
-  if (!agent.cancel_requested) {
-    if (ProvisionerCloud* cloud = FindCloud(agent.cloud)) {
-      Status cancelled = cloud->engine->RequestCancel(agent.name);
-      if (!cancelled && cancelled.error().code != Code::kNotFound) return;  // next pass
-    }
-    agent.cancel_requested = true;
+bool Provisioner::RequestJobCancel(Agent& agent) {
+  if (agent.cancel_requested) return true;
+  if (ProvisionerCloud* cloud = FindCloud(agent.cloud)) {
+    Status cancelled = cloud->engine->RequestCancel(agent.name);
+    if (!cancelled && cancelled.error().code != Code::kNotFound) return false;
   }
+  agent.cancel_requested = true;
+  return true;
+}
+
+void Provisioner::FinishTerminate(Agent& agent) {
+  if (!RequestJobCancel(agent)) return;  // next pass
   // The agent keeps its place in its template's and cloud's caps until its Slurm job has ended,
   // not merely been asked to: a replacement then never runs alongside the job it replaces, and
   // the engine need not order cancels before submits.

@@ -214,6 +214,8 @@ class Provisioner {
   // Deletes the nodes side by side, then goes on ending each agent whose node is gone (or may not
   // be deleted); one whose delete failed otherwise tries again next pass.
   void DeleteNodes(const std::vector<std::string>& names);
+  // Asks the engine to cancel the agent's job, once; false when that could not be recorded now.
+  bool RequestJobCancel(Agent& agent);
   // Cancels the agent's job, once its node is gone, and ends the agent when the job has ended.
   void FinishTerminate(Agent& agent);
   void EndAgent(Agent& agent, bool failed, const std::string& type, const std::string& outcome);

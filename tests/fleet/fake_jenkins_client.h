@@ -98,6 +98,7 @@ class FakeJenkinsClient final : public jenkins::Client {
   Status DeleteNode(const std::string& name) override {
     ++delete_calls;
     if (refuse_delete) return Fail(Code::kRejected, "403: missing Agent/Delete", "POST");
+    if (unavailable_delete) return Fail(Code::kUnavailable, "HTTP 503", "POST");
     if (nodes.erase(name) == 0) return Fail(Code::kNotFound, "no node", "POST");
     ++deleted;
     return {};
@@ -172,6 +173,7 @@ class FakeJenkinsClient final : public jenkins::Client {
   bool refuse_drain = false;                         // Drain answers 403 while set
   std::function<void(const std::string&)> on_drain;  // called at each Drain, before it acts
   bool refuse_delete = false;                        // DeleteNode answers 403 while set
+  bool unavailable_delete = false;                   // DeleteNode answers 503 while set
   // Runs once, right after the next Computers() took its answer: what Jenkins did meanwhile.
   std::function<void()> after_next_computers;
 

@@ -461,6 +461,26 @@ TEST_F(ProvisionerTest, AJobThatCompletesBeforeConnectingSaysTheAgentExitedOnIts
       << a.outcome;
 }
 
+// Jenkins failing the node's delete for a while must not keep a job that never ran an agent
+// in Slurm's queue: it holds a place there (and a cap place here) for nothing.
+TEST_F(ProvisionerTest, ATimedOutJobIsCancelledWhileJenkinsCannotDeleteItsNode) {
+  jenkins_.Enqueue("linux");
+  Pass();
+  const std::string name = jenkins_.nodes.begin()->first;
+  const uint32_t job = slurm1_.jobs().begin()->first;
+  jenkins_.unavailable_delete = true;
+  Advance(5min + 1s);
+  Pass();
+  Pass();
+  EXPECT_TRUE(jenkins_.nodes.contains(name)) << "the delete keeps failing";
+  EXPECT_EQ(slurm1_.jobs().at(job).state.base, slurm::BaseState::kCancelled);
+  jenkins_.unavailable_delete = false;
+  Pass();
+  Pass();
+  EXPECT_FALSE(jenkins_.nodes.contains(name));
+  EXPECT_EQ(Agents()[0].phase, AgentPhase::kFailed);
+}
+
 TEST_F(ProvisionerTest, AJobSlurmRefusedSaysSoWithSlurmsWords) {
   slurm1_.reject_submits = 1;
   jenkins_.Enqueue("linux");
