@@ -8,18 +8,20 @@
 // SLURM_LABEL (and SLURM_TEMPLATE, SLURM_CLOUD) in its environment, and deletes the template in a
 // `finally` (DELETE api/v1/templates/<name>), also when the body fails or the build is aborted.
 // The body's error is rethrown unchanged. While the body runs, a daemon thread on the controller
-// extends the template's TTL (POST api/v1/templates/<name>/touch) every ttlSeconds/3 seconds, so a
-// long queue wait does not let it expire; the TTL stays the safety net when the release never
-// happens (controller killed).
+// extends the template's TTL (POST api/v1/templates/<name>/touch) every third of the TTL the daemon
+// set, so a long queue wait does not let it expire; the TTL stays the safety net when the release
+// never happens (controller killed).
 //
 // Arguments (see slurmJobTemplate.txt and docs/pipelines.md):
 //   cloud          required  a cloud configured in slurmfleet
 //   json           required  the inline template: JSON text (or a Map, serialized as JSON)
-//   ttlSeconds     optional  lifetime without use, default 3600
+//   ttlSeconds     optional  lifetime without use; not sent when not given, so the daemon's
+//                            jenkins.ephemeralTemplateTtlSeconds applies (it clamps to 60 s - 7 days)
 //   daemonUrl      optional  default: the SLURMFLEET_URL environment variable
 //   credentialsId  optional  a Secret Text credential holding an API token of templates (or
 //                            admin) scope, default 'slurmfleet-api-token'
-//   touchIntervalSeconds optional  seconds between TTL extensions, default ttlSeconds/3; 0 = off
+//   touchIntervalSeconds optional  seconds between TTL extensions, less than the TTL; default a
+//                            third of the TTL in the daemon's answer, at least 20 s; 0 = off
 //   partition, workingDir, javaPath, jarPath, downloadJar, setupScript  optional
 //                  the plugin's declarative properties: each sets one key of the inline template
 //                  (job.partition, job.current_working_directory, agent.java_path, agent.jar_path,
@@ -29,7 +31,9 @@
 // the agent the block runs on (slurmAgent does it by itself).
 //
 // Runs on the controller from a trusted global library: the HTTP calls use HttpURLConnection in
-// @NonCPS methods. Steps (echo, error, withCredentials, withEnv) are only called from CPS code.
+// @NonCPS methods. Those block the build's CPS VM thread (an abort waits for them), so each request
+// has short timeouts and one call with its retries is bounded (sjtLimits). Steps (echo, error,
+// withCredentials, withEnv) are only called from CPS code.
 // The API token is read inside withCredentials and handed straight to @NonCPS methods; it is
 // never kept in a CPS local variable (those are written to disk), echoed or put in a message.
 
@@ -57,22 +61,28 @@ def call(Map args = [:], Closure body) {
     checked.daemonUrl = sjtBaseUrl(checked.daemonUrl)
     String owner = "${env.JOB_NAME ?: 'unknown job'} #${env.BUILD_NUMBER ?: '?'}".toString()
     String requestBody = sjtRegisterBody(checked, owner, env.JOB_NAME)
-    def build = sjtCurrentBuild()
 
     Map answer = null
+    Map touch = null
     try {
         sjtWithToken(checked.credentialsId) {
             answer = sjtRegister(checked.daemonUrl, env.SLURMFLEET_API_TOKEN, requestBody, checked.cloud)
             if (answer.ok) {
-                sjtStartTouch(checked.daemonUrl, env.SLURMFLEET_API_TOKEN, answer.name,
-                              checked.touchIntervalSeconds, build)
+                touch = sjtTouchPlan(checked, answer.expiresAtUnix)
+                if (!touch.problem && touch.intervalSeconds > 0) {
+                    touch.started = sjtStartTouch(checked.daemonUrl, env.SLURMFLEET_API_TOKEN, answer.name,
+                                                  touch.intervalSeconds)
+                }
             }
         }
         if (!answer.ok) {
             error(sjtDescribeFailure('could not register the template', answer, checked))
         }
+        if (touch.problem) {
+            error(touch.problem)  // the finally below releases the template again
+        }
         echo("slurmJobTemplate: registered template ${answer.name} on cloud '${answer.cloud}', label ${answer.label}" +
-             (answer.expiresAt ? ", expires ${answer.expiresAt} unless in use" : ''))
+             (answer.expiresAt ? ", expires ${answer.expiresAt} unless in use" : '') + sjtDescribeTouch(touch))
         return withEnv(["SLURM_LABEL=${answer.label}", "SLURM_TEMPLATE=${answer.name}", "SLURM_CLOUD=${answer.cloud}"]) {
             body()
         }
@@ -228,15 +238,27 @@ Map sjtCheckArgs(Map args) {
         }
         jsonText = JsonOutput.toJson(parsed)
     }
-    Long ttl = sjtPositiveInt(args.containsKey('ttlSeconds') ? args.ttlSeconds : 3600)
-    if (ttl == null || ttl <= 0) {
-        return [problem: "slurmJobTemplate: ttlSeconds must be a positive whole number of seconds, not '${args.ttlSeconds}'"]
+    // Without ttlSeconds none is sent: the daemon's jenkins.ephemeralTemplateTtlSeconds applies.
+    Long ttl = null
+    if (args.containsKey('ttlSeconds')) {
+        ttl = sjtPositiveInt(args.ttlSeconds)
+        if (ttl == null || ttl <= 0) {
+            return [problem: "slurmJobTemplate: ttlSeconds must be a positive whole number of seconds, not '${args.ttlSeconds}'"]
+        }
     }
-    Long interval = args.containsKey('touchIntervalSeconds') ? sjtPositiveInt(args.touchIntervalSeconds)
-                                                               : Math.max(1L, ttl.intdiv(3))
-    if (interval == null) {
-        return [problem: "slurmJobTemplate: touchIntervalSeconds must be a whole number of seconds (0 turns " +
-                         "TTL extension off), not '${args.touchIntervalSeconds}'"]
+    // Without touchIntervalSeconds the interval comes from the TTL in the daemon's answer (sjtTouchPlan).
+    Long interval = null
+    if (args.containsKey('touchIntervalSeconds')) {
+        interval = sjtPositiveInt(args.touchIntervalSeconds)
+        if (interval == null) {
+            return [problem: "slurmJobTemplate: touchIntervalSeconds must be a whole number of seconds (0 turns " +
+                             "TTL extension off), not '${args.touchIntervalSeconds}'"]
+        }
+        if (ttl != null && interval > 0 && interval >= ttl) {
+            return [problem: "slurmJobTemplate: touchIntervalSeconds (${interval}) must be less than ttlSeconds " +
+                             "(${ttl}), or the template expires between two extensions; leave " +
+                             'touchIntervalSeconds out to extend it every third of its TTL']
+        }
     }
     Object credentialsId = args.containsKey('credentialsId') ? args.credentialsId : 'slurmfleet-api-token'
     if (!(credentialsId instanceof CharSequence) || credentialsId.toString().trim().isEmpty()) {
@@ -357,19 +379,29 @@ String sjtRedactUrl(String url) {
 }
 
 // `job`, the job's full name, lets the daemon refuse a cloud restricted to other folders at once.
+// ttlSeconds only when the user gave it: otherwise the daemon's configured default applies.
 @NonCPS
 String sjtRegisterBody(Map checked, String owner, String job) {
-    Map body = [cloud: checked.cloud, json: checked.json, ttlSeconds: checked.ttlSeconds, owner: owner]
+    Map body = [cloud: checked.cloud, json: checked.json]
+    if (checked.ttlSeconds != null) {
+        body.ttlSeconds = checked.ttlSeconds
+    }
+    body.owner = owner
     if (job) {
         body.job = job
     }
     return JsonOutput.toJson(body)
 }
 
+// This build's Run, or null. Called on the CPS VM thread, which runs with the build's
+// authentication: currentBuild.rawBuild looks the build up by its ID with the calling thread's
+// rights (Run.fromExternalizableId), so from a thread of our own, anonymous on a secured
+// controller, it may find nothing. A Run is not serializable: it must never be kept in a CPS
+// variable, only handed to the touch thread.
 @NonCPS
-def sjtCurrentBuild() {
+def sjtCurrentRun() {
     try {
-        return currentBuild
+        return currentBuild?.rawBuild
     } catch (Exception ignored) {
         return null
     }
@@ -386,6 +418,14 @@ String sjtEncode(String name) {
     return URLEncoder.encode(name, 'UTF-8').replace('+', '%20')
 }
 
+// The HTTP calls run on the build's CPS VM thread, which nothing else of the build gets while they
+// wait, not even an abort: each request waits at most connectMs to connect and readMs for the
+// answer, and one call with its retries ends within callBudgetMs. A retry waits at most maxWaitMs.
+@NonCPS
+Map sjtLimits() {
+    return [connectMs: 5000L, readMs: 10000L, callBudgetMs: 30000L, maxWaitMs: 10000L]
+}
+
 // One HTTP exchange. Returns [status: int, body: String] or [transport: 'what went wrong'] when no
 // HTTP answer came back. Never includes the token in anything it returns.
 @NonCPS
@@ -394,8 +434,9 @@ Map sjtHttp(String method, String url, String token, String body) {
     try {
         c = (HttpURLConnection) new URL(url).openConnection()
         c.setRequestMethod(method)
-        c.setConnectTimeout(10000)
-        c.setReadTimeout(30000)
+        Map limits = sjtLimits()
+        c.setConnectTimeout((int) limits.connectMs)
+        c.setReadTimeout((int) limits.readMs)
         c.setInstanceFollowRedirects(false)
         c.setUseCaches(false)
         c.setRequestProperty('Authorization', 'Bearer ' + token)
@@ -446,34 +487,59 @@ Map sjtParseError(String text) {
     return [message: t.length() > 300 ? t.substring(0, 300) + '...' : t]
 }
 
-// Retries only what cannot have created anything: connection failures before any answer and 503.
+// Retries only what cannot have created anything: connection failures before any answer and 503,
+// except the 503 of a daemon that does not provision agents at all (where: jenkins.url), which no
+// retry changes.
 @NonCPS
 boolean sjtRetryable(Map r) {
     if (r.transport != null) {
         return r.transport.startsWith('ConnectException')  // refused: nothing reached the daemon
     }
-    return r.status == 503
+    return r.status == 503 && sjtParseError(r.body).where != 'jenkins.url'
 }
 
 @NonCPS
 long sjtBackoffMillis(Map r, int attempt) {
     long ms = 1000L * attempt
-    if (r.retryAfter != null && r.retryAfter ==~ /\d+/) {
-        ms = Math.min(10L, Long.parseLong(r.retryAfter)) * 1000L
+    if (r.retryAfter != null && r.retryAfter ==~ /\d{1,9}/) {
+        ms = Math.min(sjtLimits().maxWaitMs, Long.parseLong(r.retryAfter) * 1000L)
     }
     return ms
 }
 
+// How long to wait before trying again after attempt `attempt` (from 1) answered r, elapsedMs into
+// the call; -1: do not. At most three attempts, and only while one more wait and one more request
+// at its longest (both timeouts) still end within the call's budget.
+@NonCPS
+long sjtRetryWait(Map r, int attempt, long elapsedMs) {
+    if (attempt >= 3 || !sjtRetryable(r)) {
+        return -1L
+    }
+    Map limits = sjtLimits()
+    long wait = sjtBackoffMillis(r, attempt)
+    if (elapsedMs + wait + limits.connectMs + limits.readMs > limits.callBudgetMs) {
+        return -1L
+    }
+    return wait
+}
+
+// sjtHttp, tried again as sjtRetryWait says.
+@NonCPS
+Map sjtHttpRetrying(String method, String url, String token, String body) {
+    long start = System.currentTimeMillis()
+    for (int attempt = 1; ; attempt++) {
+        Map r = sjtHttp(method, url, token, body)
+        long wait = sjtRetryWait(r, attempt, System.currentTimeMillis() - start)
+        if (wait < 0) {
+            return r
+        }
+        Thread.sleep(wait)
+    }
+}
+
 @NonCPS
 Map sjtRegister(String base, String token, String body, String cloud) {
-    Map r = null
-    for (int attempt = 1; attempt <= 3; attempt++) {
-        r = sjtHttp('POST', base + 'api/v1/templates', token, body)
-        if (attempt == 3 || !sjtRetryable(r)) {
-            break
-        }
-        Thread.sleep(sjtBackoffMillis(r, attempt))
-    }
+    Map r = sjtHttpRetrying('POST', base + 'api/v1/templates', token, body)
     if (r.transport != null) {
         return [ok: false, transport: r.transport]
     }
@@ -491,20 +557,14 @@ Map sjtRegister(String base, String token, String body, String cloud) {
                                                              sjtParseError(r.body).message]]
     }
     String expires = doc.expires_at instanceof String ? doc.expires_at : null
+    Long expiresUnix = doc.expires_at_unix instanceof Number ? ((Number) doc.expires_at_unix).longValue() : null
     return [ok: true, name: doc.name, label: doc.label, cloud: doc.cloud instanceof String ? doc.cloud : cloud,
-            expiresAt: expires]
+            expiresAt: expires, expiresAtUnix: expiresUnix]
 }
 
 @NonCPS
 Map sjtDelete(String base, String token, String name) {
-    Map r = null
-    for (int attempt = 1; attempt <= 3; attempt++) {
-        r = sjtHttp('DELETE', base + 'api/v1/templates/' + sjtEncode(name), token, null)
-        if (attempt == 3 || !sjtRetryable(r)) {
-            break
-        }
-        Thread.sleep(sjtBackoffMillis(r, attempt))
-    }
+    Map r = sjtHttpRetrying('DELETE', base + 'api/v1/templates/' + sjtEncode(name), token, null)
     if (r.transport != null) {
         return [ok: false, transport: r.transport]
     }
@@ -590,6 +650,11 @@ String sjtDescribeFailure(String what, Map answer, Map checked) {
             return "${prefix}: not found (${detail}). Check that cloud '${checked.cloud}' is configured in " +
                    "slurmfleet (GET api/v1/clouds) and that ${where} is a slurmfleet daemon that serves api/v1/templates"
         case 503:
+            if (err.where == 'jenkins.url') {
+                return "${prefix}: the slurmfleet daemon at ${where} has no jenkins.url configured, so it does not " +
+                       "provision agents (${detail}). An admin must set jenkins.url and jenkins.credentials in its " +
+                       'configuration and restart it'
+            }
             return "${prefix}: slurmfleet is not ready or cannot reach Slurm (${detail}). Try again later"
         default:
             return "${prefix}: slurmfleet answered ${detail}"
@@ -600,17 +665,64 @@ String sjtDescribeFailure(String what, Map answer, Map checked) {
 // A daemon thread named after the template; found again by name to stop it, so no state has to
 // survive in CPS variables (a Thread is not serializable). After a controller restart the thread is
 // gone: the daemon still keeps the template while its agents are busy, and the TTL still applies.
-// The thread also stops by itself when the template is gone (404) or the build is no longer running.
+// The thread also stops by itself when the template is gone (404) or the build is no longer running
+// (the Run it was handed says so: also after a hard kill, when the `finally` never runs).
 
 @NonCPS
 String sjtTouchThreadName(String name) {
     return 'slurmfleet-touch ' + name
 }
 
+// The TTL the daemon set (clamped, or its configured default), as the register answer's expiry
+// minus now; the touch interval: the user's, which must be less than that TTL, or a third of it,
+// at least 20 s (a third of the shortest TTL). [intervalSeconds:, ttlSeconds: (null: unknown)] or
+// [problem:]. The expiry is on the daemon's clock, now on the controller's: an expiry that is not in
+// the future (clocks far apart) tells nothing, and the interval is then the 20 s floor.
 @NonCPS
-void sjtStartTouch(String base, String token, String name, Long intervalSeconds, def build) {
-    if (intervalSeconds == null || intervalSeconds <= 0) {
-        return
+Map sjtTouchPlan(Map checked, Long expiresAtUnix) {
+    Long ttl = null
+    if (expiresAtUnix != null) {
+        long left = expiresAtUnix * 1000L - System.currentTimeMillis()
+        if (left > 0) {
+            ttl = (long) Math.ceil(left / 1000.0d)
+        }
+    }
+    Long given = checked.touchIntervalSeconds
+    if (given != null) {
+        if (given > 0 && ttl != null && given >= ttl) {
+            return [problem: "slurmJobTemplate: touchIntervalSeconds (${given}) must be less than the template's " +
+                             "TTL, which the daemon set to ${ttl} s (" +
+                             (checked.ttlSeconds != null ? "ttlSeconds ${checked.ttlSeconds}, clamped to 60 s - 7 days"
+                                                         : 'its default jenkins.ephemeralTemplateTtlSeconds') +
+                             '), or the template expires between two extensions; leave touchIntervalSeconds out ' +
+                             'to extend it every third of its TTL']
+        }
+        return [intervalSeconds: given, ttlSeconds: ttl]
+    }
+    return [intervalSeconds: Math.max(20L, ttl == null ? 0L : ttl.intdiv(3)), ttlSeconds: ttl]
+}
+
+@NonCPS
+String sjtDescribeTouch(Map touch) {
+    String ttl = touch.ttlSeconds != null ? "TTL ${touch.ttlSeconds} s, " : ''
+    if (touch.intervalSeconds <= 0) {
+        return " (${ttl}not extended: touchIntervalSeconds is 0)"
+    }
+    if (!touch.started) {
+        return " (${ttl}WARNING: not extended while the block runs: this build's Run (currentBuild.rawBuild) " +
+               'cannot be read, so a thread could not tell when the build ends)'
+    }
+    return " (${ttl}extended every ${touch.intervalSeconds} s while the block runs)"
+}
+
+// Starts the touch thread; false when this build's Run cannot be read (then nothing is started:
+// the thread could not see the build end and would extend the TTL for ever after a hard kill).
+// Called on the CPS VM thread, so that sjtCurrentRun finds the Run.
+@NonCPS
+boolean sjtStartTouch(String base, String token, String name, Long intervalSeconds) {
+    final def buildRun = sjtCurrentRun()
+    if (buildRun == null) {
+        return false
     }
     final long intervalMs = intervalSeconds * 1000L
     final String touchUrl = base + 'api/v1/templates/' + sjtEncode(name) + '/touch'
@@ -620,10 +732,7 @@ void sjtStartTouch(String base, String token, String name, Long intervalSeconds,
                 Thread.sleep(intervalMs)
                 boolean running = true
                 try {
-                    def raw = build?.rawBuild
-                    if (raw != null && !raw.isBuilding()) {
-                        running = false
-                    }
+                    running = buildRun.isBuilding()
                 } catch (Exception ignored) {
                 }
                 if (!running) {
@@ -640,6 +749,7 @@ void sjtStartTouch(String base, String token, String name, Long intervalSeconds,
     Thread t = new Thread(loop, sjtTouchThreadName(name))
     t.setDaemon(true)
     t.start()
+    return true
 }
 
 @NonCPS

@@ -172,11 +172,18 @@ std::optional<UrlProblem> CheckBaseUrl(std::string_view url, std::string_view ex
       at == std::string_view::npos ? authority : authority.substr(at + 1);
   if (std::optional<UrlProblem> problem = CheckHostAndPort(host_port, shown, e_g)) {
     // `u:pa#ss@host` ends the authority at the '#': what looks like a bad host or port is then
-    // most likely a password with a character that must be percent-encoded
+    // most likely a password with a character that must be percent-encoded. After a '/', an '@'
+    // may as well be a path's (`http://s:68x0/api@v1`), so both readings are named.
     if (at == std::string_view::npos &&
         rest.find('@', authority.size()) != std::string_view::npos) {
-      return UrlProblem{shown + " has a user name or password holding '/', '?' or '#'",
-                        "percent-encode them there: '/' as %2F, '?' as %3F, '#' as %23"};
+      constexpr std::string_view kEncode = "'/' as %2F, '?' as %3F, '#' as %23";
+      if (rest[authority.size()] != '/') {
+        return UrlProblem{shown + " has a user name or password holding '/', '?' or '#'",
+                          "percent-encode them there: " + std::string(kEncode)};
+      }
+      return UrlProblem{
+          problem->message + ", or a user name or password in it holds '/', '?' or '#'",
+          problem->fix + "; in a user name or password, percent-encode " + std::string(kEncode)};
     }
     return problem;
   }

@@ -1144,7 +1144,7 @@ void Provisioner::Watch(Agent& agent, const jenkins::Computer* node, const store
            fmt::format("Agent connected after {}s ({})", (now - agent.created_ms) / 1000,
                        JobText(agent)));
       // fall through: a build may already run
-    } else if (job_ended && !agent.job_id) {
+    } else if (job_ended && !agent.job_id && sub->phase == Phase::kFailed) {
       EndAgent(
           agent, true, "failed",
           "Launch failed: Slurm did not take the job: " +

@@ -416,15 +416,18 @@ std::string Unquote(std::string_view text) {
           c = '\t';
           break;
         case 'u': {
-          // \uXXXX: a UTF-16 unit, written here as UTF-8 (surrogates are not paired)
-          int unit = 0;
-          for (size_t k = 1; k <= 4 && unit >= 0; ++k) {
-            const int digit = i + k < inner.size() ? hex(inner[i + k]) : -1;
-            unit = digit < 0 ? -1 : unit * 16 + digit;
-          }
-          if (unit < 0) break;  // not four hex digits: the 'u' itself
+          // As QuotedStringTokenizer.unquote reads it, which predicts what Jenkins assigns: it
+          // starts reading the four digits at the 'u' itself, keeps the 16 bits of
+          // (u<<24)+(d1<<16)+(d2<<8)+d3 (so (d2<<8)+d3, a non-hex character counting 0) and
+          // skips d4: `\u0041` is U+0004, not 'A'. The closing quote may be read as a digit;
+          // past it Jenkins throws, and the text is then left as it is.
+          if (i + 3 > inner.size()) return std::string(text);
+          const auto digit = [&](size_t at) -> unsigned {
+            const int d = at < inner.size() ? hex(inner[at]) : 0;
+            return d < 0 ? 0 : static_cast<unsigned>(d);
+          };
+          const unsigned u = (digit(i + 2) << 8) + digit(i + 3);
           i += 4;
-          const auto u = static_cast<unsigned>(unit);
           if (u < 0x80) {
             out += static_cast<char>(u);
           } else if (u < 0x800) {
@@ -462,9 +465,11 @@ bool IsOneQuotedAtom(std::string_view text) {
 LabelExpression LabelExpression::FromAssigned(std::string_view text) {
   // Jenkins exports a project's label text as written when it parses, else quoted whole as one
   // atom (AbstractProject.getAssignedLabelString), and assigns the label of the text as written,
-  // unquoted once (Jenkins.getLabel). So an export in double quotes whose inside does not parse
-  // is such a quoting: the text as written is inside, and that is unquoted in its turn
-  // ('my label' exports as "'my label'" and assigns the atom `my label`).
+  // unquoted once (Jenkins.getLabel). An export in double quotes whose inside does not parse is
+  // taken for such a quoting, and the text inside is unquoted in its turn ('my label' exports as
+  // "'my label'" and assigns the atom `my label`). A project that wrote "'my label'" itself
+  // exports the same text and is assigned `'my label'`: the export cannot tell the two apart, and
+  // the first is by far the likelier to have been written.
   std::string written = Unquote(text);
   if (IsOneQuotedAtom(text) && !Parse(written)) return FromWritten(Unquote(written));
   return FromWritten(written);

@@ -139,8 +139,8 @@ TEST(CheckBaseUrlTest, APasswordIsNeverShown) {
 // An unencoded '/', '?' or '#' in a password ends the authority early: the URL then seems to
 // have a bad port or host, which is not what the user must fix.
 TEST(CheckBaseUrlTest, AnUnencodedCharacterInAPasswordIsNamedAsSuch) {
-  for (std::string_view url : {"http://u:pa#ss@host/", "http://u:pa?ss@host:6820/",
-                               "https://u:pa/ss@host/", "http://u:p#a:ss@host/"}) {
+  for (std::string_view url :
+       {"http://u:pa#ss@host/", "http://u:pa?ss@host:6820/", "http://u:p#a:ss@host/"}) {
     std::optional<UrlProblem> p = CheckBaseUrl(url, "http://s:6820");
     ASSERT_TRUE(p) << url;
     EXPECT_EQ(p->message, "'http" + std::string(url.starts_with("https") ? "s" : "") + "://***@" +
@@ -148,6 +148,19 @@ TEST(CheckBaseUrlTest, AnUnencodedCharacterInAPasswordIsNamedAsSuch) {
                               "' has a user name or password holding '/', '?' or '#'")
         << url;
     EXPECT_EQ(p->fix, "percent-encode them there: '/' as %2F, '?' as %3F, '#' as %23") << url;
+  }
+  // after a '/', the '@' may be a path's: both readings are named
+  for (std::string_view url : {"https://u:pa/ss@host/", "http://s:68x0/api@v1"}) {
+    std::optional<UrlProblem> p = CheckBaseUrl(url, "http://s:6820");
+    ASSERT_TRUE(p) << url;
+    EXPECT_NE(p->message.find("has a port that is not a number from 1 to 65535, or a user name "
+                              "or password in it holds '/', '?' or '#'"),
+              std::string::npos)
+        << p->message;
+    EXPECT_NE(p->fix.find("; in a user name or password, percent-encode '/' as %2F"),
+              std::string::npos)
+        << p->fix;
+    EXPECT_EQ(p->message.find("pa/ss"), std::string::npos) << p->message;
   }
   // an '@' in the path of a URL whose host and port are fine is no password
   EXPECT_EQ(CheckBaseUrl("http://s:6820/a@b", "x"), std::nullopt);

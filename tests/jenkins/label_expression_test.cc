@@ -113,9 +113,14 @@ TEST(LabelExpressionTest, AnAssignedLabelIsReadAsJenkinsGetLabelReadsIt) {
   EXPECT_TRUE(quoted.Matches({R"(gpu"&&"linux)"}));
   EXPECT_TRUE(LabelExpression::FromAssigned(R"("my label")").Matches({"my label"}));
   EXPECT_TRUE(LabelExpression::FromAssigned(R"('a\tb')").Matches({"a\tb"}));  // escapes read
-  EXPECT_TRUE(LabelExpression::FromAssigned(R"('\u0041')").Matches({"A"}));
-  EXPECT_TRUE(LabelExpression::FromAssigned(R"("\u00e4\u20ac")").Matches({"\u00e4\u20ac"}));
-  EXPECT_TRUE(LabelExpression::FromAssigned(R"('\u00zz')").Matches({"u00zz"}));
+  // \u as QuotedStringTokenizer.unquote reads it: from the 'u' on, (d2<<8)+d3, d4 skipped
+  EXPECT_TRUE(LabelExpression::FromAssigned(R"('\u0041')").Matches({"\x04"}));
+  EXPECT_TRUE(LabelExpression::FromAssigned(R"("\u00e4\u20ac")").Matches({"\x0e\x0a"}));
+  EXPECT_TRUE(LabelExpression::FromAssigned(R"('\u00zz')").Matches({std::string(1, '\0')}));
+  EXPECT_TRUE(LabelExpression::FromAssigned(R"("x\u12")").Matches({"x\u0200"}))
+      << "the closing quote read as a digit";
+  EXPECT_TRUE(LabelExpression::FromAssigned(R"("x\u")").Matches({R"("x\u")"}))
+      << "past the end Jenkins throws: the text as it is";
   // a text that did not parse is exported quoted whole (getAssignedLabelString); Jenkins assigns
   // the text as written, unquoted once: 'my label' is the atom `my label`, 'gpu && linux' an And
   LabelExpression written_in_quotes = LabelExpression::FromAssigned(R"("'my label'")");

@@ -26,12 +26,14 @@ class FlowInterruptedException extends RuntimeException {
 }
 
 // The fake daemon. Every request is recorded (method, path, headers, body) and appended to the
-// shared timeline; `respond` decides the answer and can be replaced per test.
+// shared timeline; `respond` decides the answer and can be replaced per test. An answer with
+// `drop: true` closes the exchange without answering (for a client that gave up already).
 class FakeDaemon {
     final HttpServer server
     final List<Map> requests = Collections.synchronizedList([])
     final List<String> timeline
     int registered = 0
+    long defaultTtl = 3600   // jenkins.ephemeralTemplateTtlSeconds
     Closure respond = { Map req -> defaultAnswer(req) }
 
     FakeDaemon(List<String> timeline) {
@@ -51,17 +53,25 @@ class FakeDaemon {
         }
     }
 
+    // As the daemon's TemplateJson: expires_at (ISO-8601 UTC) and expires_at_unix, now + the TTL,
+    // which is ttlSeconds (or the configured default) clamped to 60 s - 7 days.
+    Map expiry(Object ttlSeconds) {
+        long ttl = Math.min(7L * 24 * 3600, Math.max(60L, ttlSeconds == null ? defaultTtl : ((Number) ttlSeconds).longValue()))
+        long at = System.currentTimeMillis().intdiv(1000) + ttl
+        return [expires_at     : java.time.Instant.ofEpochSecond(at).toString(),
+                expires_at_unix: at]
+    }
+
     Map defaultAnswer(Map req) {
         if (req.method == 'POST' && req.path == '/api/v1/templates') {
             registered++
             String name = 'eph-3f2a9c1' + registered
             Map doc = new groovy.json.JsonSlurperClassic().parseText(req.body)
             return [status: 201, body: JsonOutput.toJson([name: name, label: 'slurmfleet-' + name,
-                                                          cloud: doc.cloud, expires_at: '2026-01-01T00:00:00Z',
-                                                          expires_at_unix: 1767225600])]
+                                                          cloud: doc.cloud] + expiry(doc.ttlSeconds))]
         }
         if (req.method == 'POST' && req.path ==~ '/api/v1/templates/[^/]+/touch') {
-            return [status: 200, body: '{"expires_at": "2026-01-01T01:00:00Z", "expires_at_unix": 1767229200}']
+            return [status: 200, body: JsonOutput.toJson(expiry(null))]
         }
         if (req.method == 'DELETE' && req.path.startsWith('/api/v1/templates/')) {
             return [status: 204]
@@ -83,6 +93,9 @@ class FakeDaemon {
             requests << req
             timeline << "HTTP ${req.method} ${req.path}".toString()
             Map answer = respond(req)
+            if (answer.drop) {
+                return
+            }
             (answer.headers ?: [:]).each { k, v -> ex.responseHeaders.add(k, v) }
             if (answer.body == null) {
                 ex.sendResponseHeaders(answer.status, -1)
@@ -98,6 +111,19 @@ class FakeDaemon {
         } finally {
             ex.close()
         }
+    }
+}
+
+// currentBuild. Like RunWrapper.getRawBuild (Run.fromExternalizableId), the lookup of the Run runs
+// with the calling thread's authentication: the pipeline's (CPS VM) thread finds it, a thread of
+// its own, anonymous on a secured controller, gets null.
+class StubRunWrapper {
+    final PipelineHarness h
+
+    StubRunWrapper(PipelineHarness h) { this.h = h }
+
+    def getRawBuild() {
+        return h.runVisible && Thread.currentThread().is(h.pipelineThread) ? h.rawBuild : null
     }
 }
 
@@ -165,6 +191,9 @@ class PipelineHarness {
     final PipelineBinding binding
     final GroovyShell shell
     boolean building = true
+    boolean runVisible = true                                      // false: rawBuild finds nothing
+    final Expando rawBuild = new Expando(isBuilding: { -> building })  // the Run
+    Thread pipelineThread
 
     PipelineHarness(Map extraEnv = [:]) {
         Map base = [SLURMFLEET_URL: daemon.url, JOB_NAME: 'team/gpu-tests', BUILD_NUMBER: '7']
@@ -195,7 +224,7 @@ import java.lang.annotation.*
 
     private void bindSteps() {
         binding.setVariable('env', env)
-        binding.setVariable('currentBuild', new Expando(rawBuild: new Expando(isBuilding: { -> building })))
+        binding.setVariable('currentBuild', new StubRunWrapper(this))
         binding.setVariable('echo', { Object m -> echoes << m.toString(); timeline << 'echo'; null })
         binding.setVariable('error', { Object m -> errors << m.toString(); throw new StepError(m.toString()) })
         binding.setVariable('string', { Map m -> [type: 'string'] + m })
@@ -247,7 +276,13 @@ import java.lang.annotation.*
 
     // Runs a pipeline script (scripted syntax) with the stubs and the library in scope.
     def run(String script) {
+        pipelineThread = Thread.currentThread()
         return shell.evaluate(script)
+    }
+
+    // The script object of a vars/ file, to call its @NonCPS helpers directly.
+    Script library(String name) {
+        return (Script) ((Closure) binding.getVariable(name)).owner
     }
 
     // Runs the script and returns what it threw.
@@ -341,15 +376,15 @@ tests['registers, runs the body with SLURM_LABEL, then releases'] = { PipelineHa
     assert post.authorization == "Bearer ${PipelineHarness.TOKEN}".toString()
     assert post.contentType == 'application/json'
     Map sent = new JsonSlurperClassic().parseText(post.body)
-    assert sent.keySet() == ['cloud', 'json', 'ttlSeconds', 'owner', 'job'] as Set
+    assert sent.keySet() == ['cloud', 'json', 'owner', 'job'] as Set  // no ttlSeconds: the daemon's default
     assert sent.cloud == 'my-cluster'
     assert sent.json == JSON                  // the text exactly as written, as a JSON string
-    assert sent.ttlSeconds == 3600
     assert sent.owner == 'team/gpu-tests #7'
     assert sent.job == 'team/gpu-tests'
     assert h.daemon.requests[1].authorization == "Bearer ${PipelineHarness.TOKEN}".toString()
     assert h.env.SLURM_LABEL == null          // withEnv ended with the block
-    assert h.echoes.any { it.contains('registered template eph-3f2a9c11') && it.contains('slurmfleet-eph-3f2a9c11') }
+    assert h.echoes.any { it.contains('registered template eph-3f2a9c11') && it.contains('slurmfleet-eph-3f2a9c11') &&
+                          it.contains('(TTL 3600 s, extended every 1200 s while the block runs)') }
     assert h.echoes.any { it.contains('released template eph-3f2a9c11') }
     assertNoToken(h)
 }
@@ -482,6 +517,7 @@ tests['argument errors are clear and come before any request'] = { PipelineHarne
         "slurmJobTemplate(cloud: 'c', json: '{}', ttl: 5) { }"      : "unknown argument 'ttl'",
         "slurmJobTemplate(cloud: 'c', json: '{}', ttlSeconds: 0) { }" : 'ttlSeconds must be a positive',
         "slurmJobTemplate(cloud: 'c', json: '{}', ttlSeconds: 'x') { }" : 'ttlSeconds must be a positive',
+        "slurmJobTemplate(cloud: 'c', json: '{}', touchIntervalSeconds: -1) { }" : 'touchIntervalSeconds must be a whole number',
         "slurmJobTemplate(cloud: 'c', json: '{}')"                  : 'missing the body block',
         "slurmJobTemplate(cloud: 'c', json: '{}', daemonUrl: 'slurmfleet:8470') { }" : 'must be an http:// or https:// URL',
     ]
@@ -554,6 +590,114 @@ tests['503 on register is retried'] = { PipelineHarness h ->
     assert h.daemon.requests('POST', '/api/v1/templates').size() == 2
 }
 
+tests['provisioning off (503 at jenkins.url): fails at once and says the daemon has no jenkins.url'] = { PipelineHarness h ->
+    // Service::NotProvisioning (src/fleet/service.cc), as the API sends it.
+    h.daemon.respond = { Map req ->
+        [status: 503, headers: ['Retry-After': '1'],
+         body: '{"error": {"code": "unavailable", "message": "agent provisioning is off: set jenkins.url and ' +
+               'jenkins.credentials in the configuration", "where": "jenkins.url"}}']
+    }
+    Throwable t = h.runFailing("slurmJobTemplate(cloud: 'c', json: '{}') { }")
+    assert t instanceof StepError
+    assert h.daemon.requests('POST', '/api/v1/templates').size() == 1   // no retry can change it
+    assert t.message.startsWith("slurmJobTemplate: could not register the template: the slurmfleet daemon at " +
+                                "${h.daemon.url} has no jenkins.url configured, so it does not provision agents " +
+                                '(HTTP 503 unavailable at jenkins.url: agent provisioning is off')
+    assert t.message.endsWith('An admin must set jenkins.url and jenkins.credentials in its configuration and restart it')
+    assert !t.message.contains('Try again later')
+    assertNoToken(h, t)
+}
+
+tests['HTTP limits: 5 s to connect, 10 s to answer, one call with its retries within 30 s'] = { PipelineHarness h ->
+    Script lib = h.library('slurmJobTemplate')
+    assert lib.sjtLimits() == [connectMs: 5000L, readMs: 10000L, callBudgetMs: 30000L, maxWaitMs: 10000L]
+    String unavailable = '{"error": {"code": "unavailable", "message": "slurmrestd down", "where": ""}}'
+    Map busy = [status: 503, body: unavailable, retryAfter: '10']
+    assert lib.sjtRetryWait(busy, 1, 0L) == 10000L
+    assert lib.sjtRetryWait(busy, 1, 5000L) == 10000L    // 5 + 10 s wait + 15 s request = 30 s
+    assert lib.sjtRetryWait(busy, 1, 5001L) == -1L       // the next request could end after 30 s
+    assert lib.sjtRetryWait(busy, 2, 10050L) == -1L
+    assert lib.sjtRetryWait([status: 503, body: unavailable, retryAfter: '3600'], 1, 0L) == 10000L
+    assert lib.sjtRetryWait([status: 503, body: unavailable], 1, 40L) == 1000L
+    assert lib.sjtRetryWait([status: 503, body: unavailable], 2, 1100L) == 2000L
+    assert lib.sjtRetryWait([status: 503, body: unavailable], 3, 3200L) == -1L   // three attempts in all
+    assert lib.sjtRetryWait([transport: 'ConnectException: Connection refused'], 1, 3L) == 1000L
+    assert lib.sjtRetryWait([transport: 'SocketTimeoutException: Read timed out'], 1, 10000L) == -1L
+    assert lib.sjtRetryWait([status: 503, body: '{"error": {"code": "unavailable", "message": "off", ' +
+                                                '"where": "jenkins.url"}}'], 1, 5L) == -1L
+    assert lib.sjtRetryWait([status: 500, body: ''], 1, 5L) == -1L
+}
+
+tests['a daemon that does not answer: register gives up after the 10 s read timeout'] = { PipelineHarness h ->
+    def release = new java.util.concurrent.CountDownLatch(1)
+    h.daemon.respond = { Map req ->
+        release.await(25, java.util.concurrent.TimeUnit.SECONDS)
+        [drop: true]
+    }
+    long start = System.currentTimeMillis()
+    Throwable t
+    try {
+        t = h.runFailing("slurmJobTemplate(cloud: 'c', json: '{}') { }")
+    } finally {
+        release.countDown()
+    }
+    long took = System.currentTimeMillis() - start
+    assert t instanceof StepError && t.message.contains('Read timed out')
+    assert took >= 9500 && took < 14000 : "took ${took} ms"
+    assert h.daemon.requests.size() == 1                  // a timeout is not retried
+    assertNoToken(h, t)
+}
+
+tests['without ttlSeconds none is sent: the daemon\'s default TTL applies and sets the touch interval'] = { PipelineHarness h ->
+    h.daemon.defaultTtl = 600
+    h.run("slurmJobTemplate(cloud: 'c', json: '{}') { }")
+    assert !new JsonSlurperClassic().parseText(h.daemon.requests[0].body).containsKey('ttlSeconds')
+    assert h.echoes.any { it.contains('registered template eph-3f2a9c11') &&
+                          it.endsWith('(TTL 600 s, extended every 200 s while the block runs)') }
+}
+
+tests['the touch interval is a third of the TTL the daemon clamped to, at least 20 s'] = { PipelineHarness h ->
+    h.run("slurmJobTemplate(cloud: 'c', json: '{}', ttlSeconds: 30) { }")   // clamped up to 60 s
+    assert new JsonSlurperClassic().parseText(h.daemon.requests[0].body).ttlSeconds == 30
+    assert h.echoes.any { it.endsWith('(TTL 60 s, extended every 20 s while the block runs)') }
+    h.run("slurmJobTemplate(cloud: 'c', json: '{}', ttlSeconds: 864000) { }")   // 10 days: clamped to 7
+    assert h.echoes.any { it.endsWith('(TTL 604800 s, extended every 201600 s while the block runs)') }
+    h.run("slurmJobTemplate(cloud: 'c', json: '{}', touchIntervalSeconds: 0) { }")
+    assert h.echoes.any { it.endsWith('(TTL 3600 s, not extended: touchIntervalSeconds is 0)') }
+    // An expiry that is not in the future (clocks apart) tells nothing: the 20 s floor.
+    h.daemon.respond = { Map req ->
+        req.path == '/api/v1/templates'
+            ? [status: 201, body: '{"name": "eph-0", "label": "slurmfleet-eph-0", "cloud": "c", ' +
+                                  '"expires_at": "2020-01-01T00:00:00Z", "expires_at_unix": 1577836800}']
+            : h.daemon.defaultAnswer(req)
+    }
+    h.run("slurmJobTemplate(cloud: 'c', json: '{}') { }")
+    assert h.echoes.any { it.contains('registered template eph-0') && it.endsWith('(extended every 20 s while the block runs)') }
+}
+
+tests['a touchIntervalSeconds not below the TTL fails at once, naming the argument'] = { PipelineHarness h ->
+    Throwable t = h.runFailing("slurmJobTemplate(cloud: 'c', json: '{}', ttlSeconds: 120, touchIntervalSeconds: 120) { }")
+    assert t instanceof StepError
+    assert t.message.startsWith('slurmJobTemplate: touchIntervalSeconds (120) must be less than ttlSeconds (120)')
+    assert h.daemon.requests.isEmpty()
+
+    // Against the TTL the daemon set: its default, or the clamped ttlSeconds. Registered, then released.
+    h.daemon.defaultTtl = 600
+    h.binding.setVariable('ran', false)
+    t = h.runFailing("slurmJobTemplate(cloud: 'c', json: '{}', touchIntervalSeconds: 900) { ran = true }")
+    assert t instanceof StepError
+    assert t.message.startsWith("slurmJobTemplate: touchIntervalSeconds (900) must be less than the template's TTL, " +
+                                'which the daemon set to 600 s (its default jenkins.ephemeralTemplateTtlSeconds)')
+    assert !h.binding.getVariable('ran')
+    assert h.daemon.requests('DELETE', '/api/v1/templates/eph-3f2a9c11').size() == 1
+    assert h.echoes.any { it.contains('released template eph-3f2a9c11') }
+
+    t = h.runFailing("slurmJobTemplate(cloud: 'c', json: '{}', ttlSeconds: 864000, touchIntervalSeconds: 700000) { }")
+    assert t.message.startsWith("slurmJobTemplate: touchIntervalSeconds (700000) must be less than the template's " +
+                                'TTL, which the daemon set to 604800 s (ttlSeconds 864000, clamped to 60 s - 7 days)')
+    assert h.daemon.requests('DELETE', '/api/v1/templates/eph-3f2a9c12').size() == 1
+}
+
 tests['the TTL is extended while the body runs, and no longer after'] = { PipelineHarness h ->
     h.run("""
         slurmJobTemplate(cloud: 'c', json: '{}', ttlSeconds: 3, touchIntervalSeconds: 1) {
@@ -574,8 +718,24 @@ tests['the TTL extension stops by itself when the build is over'] = { PipelineHa
         if (req.path.endsWith('/touch')) { h.building = false }
         h.daemon.defaultAnswer(req)
     }
-    h.run("slurmJobTemplate(cloud: 'c', json: '{}', touchIntervalSeconds: 1) { Thread.sleep(3500) }")
+    // As after a hard kill, where the `finally` that stops the thread never runs: the thread sees
+    // the Run it was handed end, by itself (the stub's rawBuild finds nothing from its thread).
+    h.binding.setVariable('touchThreads', { ->
+        Thread.getAllStackTraces().keySet().count { it.name.startsWith('slurmfleet-touch ') && it.alive }
+    })
+    h.binding.setVariable('left', -1)
+    h.run("slurmJobTemplate(cloud: 'c', json: '{}', touchIntervalSeconds: 1) { Thread.sleep(3500); left = touchThreads() }")
     assert h.daemon.requests('POST', '/api/v1/templates/eph-3f2a9c11/touch').size() == 1
+    assert h.binding.getVariable('left') == 0
+}
+
+tests['no Run to watch: no TTL extension thread, and the log says so'] = { PipelineHarness h ->
+    h.runVisible = false
+    h.run("slurmJobTemplate(cloud: 'c', json: '{}', touchIntervalSeconds: 1) { Thread.sleep(1500) }")
+    assert h.daemon.requests('POST', '/api/v1/templates/eph-3f2a9c11/touch').isEmpty()
+    assert h.echoes.any { it.contains('registered template eph-3f2a9c11') &&
+                          it.contains('WARNING: not extended while the block runs') }
+    assert h.daemon.requests('DELETE', '/api/v1/templates/eph-3f2a9c11').size() == 1
 }
 
 tests['nested templates get their own labels'] = { PipelineHarness h ->
