@@ -131,11 +131,10 @@ int RunSubmit(const ClientOptions& co, const SubmitOptions& so) {
     for (const slurm::JobInfo& j : jobs) all_final = all_final && IsFinal(j.state);
     if (all_final) break;
     if (std::chrono::steady_clock::now() > deadline) {
-      ReportError({Code::kUnavailable,
-                   "job " + std::to_string(leader.job_id) + " still " + now +
-                       " after --follow-timeout; it keeps running",
-                   "jobs submit --follow"},
-                  co.json);
+      // not an error of the job nor of the command: the job as it is now, and its own exit code
+      std::cerr << "job " << leader.job_id << " still " << now
+                << " after --follow-timeout; it keeps running\n";
+      if (co.json) std::cout << JobToJson(leader).dump(2) << "\n";
       return kExitStillRunning;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
