@@ -133,9 +133,12 @@ ProvisionStats Provisioner::Tick() {
       info ? jenkins_.Computers()
            : Result<std::vector<jenkins::Computer>>(std::unexpected(info.error()));
   if (!computers) {
-    std::lock_guard lock(status_mu_);
-    status_.jenkins_reachable = false;
-    status_.last_error = computers.error().ToString();
+    {
+      std::lock_guard lock(status_mu_);
+      status_.jenkins_reachable = false;
+      status_.last_error = computers.error().ToString();
+    }
+    TimeOutWithoutJenkins();
     return stats;
   }
   stats.jenkins_ok = true;
@@ -1253,6 +1256,25 @@ void Provisioner::Watch(Agent& agent, const jenkins::Computer* node, const store
                            .count()) {
       EndAgent(agent, false, "done", fmt::format("no build came for it in {}s", idle / 1000));
     }
+  }
+}
+
+void Provisioner::TimeOutWithoutJenkins() {
+  const int64_t now = NowMs();
+  for (auto& [name, agent] : agents_) {
+    if (agent.phase != AgentPhase::kLaunching || agent.connected_ms != 0) continue;
+    if (now - agent.created_ms < int64_t{agent.timeout_minutes} * 60000) continue;
+    if (Result<store::Submission> sub = store_.Get(agent.name); sub) {
+      if (sub->job_id) agent.job_id = sub->job_id;
+      agent.slurm_state = sub->slurm_state;
+      agent.state_reason = sub->state_reason;
+    }
+    EndAgent(agent, true, "failed",
+             fmt::format("Timeout waiting for agent to connect after {} min ({}, state {}); "
+                         "Jenkins does not answer: the job is cancelled now, the node deleted "
+                         "once Jenkins answers",
+                         agent.timeout_minutes, JobText(agent), StateText(agent)));
+    (void)RequestJobCancel(agent);  // if not recorded now, FinishTerminate asks again
   }
 }
 

@@ -214,6 +214,10 @@ class Provisioner {
   // Deletes the nodes side by side, then goes on ending each agent whose node is gone (or may not
   // be deleted); one whose delete failed otherwise tries again next pass.
   void DeleteNodes(const std::vector<std::string>& names);
+  // While Jenkins does not answer: an agent that never connected and is past its timeout runs
+  // no build, so it is ended and its Slurm job cancelled now; its node is deleted once Jenkins
+  // answers (Terminate, from Advance).
+  void TimeOutWithoutJenkins();
   // Asks the engine to cancel the agent's job, once; false when that could not be recorded now.
   bool RequestJobCancel(Agent& agent);
   // Cancels the agent's job, once its node is gone, and ends the agent when the job has ended.

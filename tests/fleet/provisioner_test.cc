@@ -481,6 +481,34 @@ TEST_F(ProvisionerTest, ATimedOutJobIsCancelledWhileJenkinsCannotDeleteItsNode) 
   EXPECT_EQ(Agents()[0].phase, AgentPhase::kFailed);
 }
 
+// A Jenkins outage must not keep jobs that never ran an agent in Slurm's queue past their
+// timeout; the node goes once Jenkins answers again.
+TEST_F(ProvisionerTest, AnAgentTimesOutAndItsJobIsCancelledWhileJenkinsIsDown) {
+  jenkins_.Enqueue("linux");
+  Pass();
+  const std::string name = jenkins_.nodes.begin()->first;
+  const uint32_t job = slurm1_.jobs().begin()->first;
+  jenkins_.down = true;
+  Advance(4min);
+  Pass();
+  EXPECT_EQ(slurm1_.jobs().at(job).state.base, slurm::BaseState::kPending) << "not timed out yet";
+  Advance(1min + 1s);
+  Pass();
+  Pass();
+  EXPECT_EQ(slurm1_.jobs().at(job).state.base, slurm::BaseState::kCancelled);
+  EXPECT_NE(Events(name).find("Timeout waiting for agent to connect after 5 min (Slurm job " +
+                              std::to_string(job)),
+            std::string::npos)
+      << Events(name);
+  jenkins_.down = false;
+  Pass();
+  Pass();
+  EXPECT_FALSE(jenkins_.nodes.contains(name));
+  Agent a = Agents()[0];
+  EXPECT_EQ(a.phase, AgentPhase::kFailed);
+  EXPECT_NE(a.outcome.find("Jenkins does not answer"), std::string::npos) << a.outcome;
+}
+
 TEST_F(ProvisionerTest, AJobSlurmRefusedSaysSoWithSlurmsWords) {
   slurm1_.reject_submits = 1;
   jenkins_.Enqueue("linux");
