@@ -441,11 +441,16 @@ TEST_F(AgentsServeIntegrationTest, SighupRevokesATokenEvenWithABrokenConfigurati
   auto r = with_fresh.Get("/api/v1/clouds");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200) << r->body;
-  std::ifstream log(log_);
-  std::stringstream logged;
-  logged << log.rdbuf();
-  EXPECT_NE(logged.str().find("reload refused"), std::string::npos) << logged.str();
-  EXPECT_EQ(logged.str().find(fresh), std::string::npos) << "a token was logged";
+  // the tokens are swapped before the configuration is read: its refusal is logged a moment later
+  std::string logged;
+  for (int i = 0; i < 100 && logged.find("reload refused") == std::string::npos; ++i) {
+    if (i > 0) std::this_thread::sleep_for(50ms);
+    std::stringstream text;
+    text << std::ifstream(log_).rdbuf();
+    logged = text.str();
+  }
+  EXPECT_NE(logged.find("reload refused"), std::string::npos) << logged;
+  EXPECT_EQ(logged.find(fresh), std::string::npos) << "a token was logged";
   kill(pid_, SIGTERM);
   int exit_status = 0;
   waitpid(pid_, &exit_status, 0);
