@@ -55,6 +55,12 @@ std::string Header(const ResolvedTemplate& t, const LaunchContext& c) {
   return s;
 }
 
+constexpr std::string_view kTraps =
+    "trap slurmfleet_cleanup EXIT\n"
+    "trap 'exit 143' TERM\n"
+    "trap 'exit 130' INT\n"
+    "trap 'exit 129' HUP\n";
+
 // The private directory of native and Apptainer agents, its cleanup, and the secret file in it.
 std::string PrivateDirectory(const ResolvedTemplate& t, const LaunchContext& c) {
   const std::string& workdir = *t.job.current_working_directory;
@@ -62,6 +68,8 @@ std::string PrivateDirectory(const ResolvedTemplate& t, const LaunchContext& c) 
   s += "workdir=" + Q(workdir) + "\n";
   s += "agent_dir=" + Q(workdir + "/agents/" + c.agent_name) + "\n";
   s += "secret_file=\"$agent_dir/secret\"\n";
+  s += "# The cleanup removes $agent_dir: a setup script must not point it elsewhere.\n";
+  s += "readonly workdir agent_dir secret_file\n";
   if (t.download_jar) s += "jar_tmp=\n";
   s += "\n";
   s += "# The agent's private directory: remoteFS and remoting -workDir, so two agents on one "
@@ -75,14 +83,12 @@ std::string PrivateDirectory(const ResolvedTemplate& t, const LaunchContext& c) 
   s += "  exit 1\n";
   s += "fi\n";
   s += "mkdir -m 0700 -- \"$agent_dir\"\n";
-  s += "cleanup() {\n";
+  s += "slurmfleet_cleanup() {\n";
   s += "  rm -rf -- \"$agent_dir\"\n";
   if (t.download_jar) s += "  if [ -n \"$jar_tmp\" ]; then rm -f -- \"$jar_tmp\"; fi\n";
   s += "}\n";
-  s += "trap cleanup EXIT\n";
-  s += "trap 'exit 143' TERM\n";
-  s += "trap 'exit 130' INT\n";
-  s += "trap 'exit 129' HUP\n\n";
+  s += kTraps;
+  s += "\n";
   s += "# The secret goes from the environment into a 0600 file, never onto a command line where\n";
   s += "# anyone on the node could read it; builds do not inherit it.\n";
   s += "printf '%s\\n' \"$JENKINS_SECRET\" > \"$secret_file\"\n";
@@ -153,16 +159,20 @@ std::string NoReconnect(const ResolvedTemplate& t) {
 }
 
 std::string NativeScript(const ResolvedTemplate& t, const LaunchContext& c) {
+  // The secret leaves the environment before the setup script runs: an `env` or `set -x` there
+  // would otherwise print it into the job's output file.
   std::string s = Header(t, c);
+  s += PrivateDirectory(t, c);
   if (!t.setup_script.empty()) {
     s += ModulesInit();
     s += "# Setup script of the template.\n";
     s += t.setup_script;
     if (!t.setup_script.ends_with("\n")) s += "\n";
+    s += "# Our cleanup again, should the setup script have set traps of its own.\n";
+    s += kTraps;
     s += "\n";
   }
   s += JavaVersionCheck({Q(t.java_path)}, c.minimum_java);
-  s += PrivateDirectory(t, c);
   std::string jar = "\"$agent_jar\"";
   if (t.download_jar) {
     s += DownloadJar();

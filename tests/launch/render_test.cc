@@ -1,6 +1,7 @@
 #include "launch/render.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -284,6 +285,75 @@ TEST(RenderTest, HostileStringsStayQuoted) {
             std::string::npos);
   EXPECT_NE(r->request.script.find("\"$java_cmd\" -jar '/opt/a'\\''b.jar'"), std::string::npos);
   ExpectShellcheckClean("hostile", r->request.script);
+}
+
+// Runs a native agent's script with bash, as slurmd would: java and srun are stand-ins on PATH
+// (srun records the secret file the agent would read, and the file's path).
+struct ScriptRun {
+  int status = -1;
+  std::string output;     // the job's stdout and stderr
+  std::string agent_saw;  // what the secret file held when srun started the agent
+  bool agent_dir_left = true;
+};
+
+ScriptRun RunNativeScript(const std::string& setup_script) {
+  char dir[] = "/tmp/slurmfleet-native-XXXXXX";
+  EXPECT_NE(mkdtemp(dir), nullptr);
+  const std::string root = dir;
+  const std::string bin = root + "/bin";
+  EXPECT_EQ(mkdir(bin.c_str(), 0700), 0);
+  std::ofstream(bin + "/java") << "#!/bin/sh\necho 'openjdk version \"21.0.2\" 2024-01-16' >&2\n";
+  std::ofstream(bin + "/srun") << "#!/bin/sh\nwhile [ \"$1\" != -secret ]; do shift; done\n"
+                                  "f=${2#@}\ncat \"$f\" > " +
+                                      root + "/agent-saw\n";
+  EXPECT_EQ(chmod((bin + "/java").c_str(), 0755), 0);
+  EXPECT_EQ(chmod((bin + "/srun").c_str(), 0755), 0);
+
+  spec::ResolvedTemplate t = Native();
+  t.setup_script = setup_script;
+  t.java_path = bin + "/java";
+  t.job.current_working_directory = root + "/work";
+  EXPECT_EQ(mkdir((root + "/work").c_str(), 0700), 0);
+  LaunchContext c = Context();
+  c.agent_secret = Secret("agent-secret-6f1d2e");
+  Result<RenderedJob> job = Render(t, c);
+  EXPECT_TRUE(job) << job.error().ToString();
+  std::ofstream(root + "/job.sh") << job->request.script;
+
+  const std::string command = "cd " + root + " && env -i PATH=" + bin +
+                              ":/usr/bin:/bin JENKINS_SECRET=agent-secret-6f1d2e "
+                              "JENKINS_URL=http://jenkins/ JENKINS_AGENT_NAME=lab-native-1-1 "
+                              "SLURMD_NODENAME=n1 bash job.sh > out 2>&1";
+  ScriptRun run;
+  run.status = std::system(command.c_str());
+  run.output = ::slurmfleet::testing::ReadFileOrEmpty(root + "/out");
+  run.agent_saw = ::slurmfleet::testing::ReadFileOrEmpty(root + "/agent-saw");
+  run.agent_dir_left = access((root + "/work/agents/lab-native-1-1").c_str(), F_OK) == 0;
+  EXPECT_EQ(std::system(("rm -rf -- " + root).c_str()), 0);
+  return run;
+}
+
+TEST(RenderTest, TheSetupScriptRunsAfterTheSecretLeftTheEnvironment) {
+  ScriptRun run = RunNativeScript("env\nset -x\n");
+  EXPECT_EQ(run.status, 0) << run.output;
+  EXPECT_NE(run.output.find("JENKINS_AGENT_NAME=lab-native-1-1"), std::string::npos)
+      << "the setup script's env did not run:\n"
+      << run.output;
+  EXPECT_EQ(run.output.find("agent-secret-6f1d2e"), std::string::npos) << run.output;
+  EXPECT_EQ(run.agent_saw, "agent-secret-6f1d2e\n");
+  EXPECT_FALSE(run.agent_dir_left);
+}
+
+TEST(RenderTest, ASetupScriptCannotMoveOrKeepTheCleanup) {
+  ScriptRun trapped = RunNativeScript("trap 'echo setup trap' EXIT\n");
+  EXPECT_EQ(trapped.status, 0) << trapped.output;
+  EXPECT_FALSE(trapped.agent_dir_left) << trapped.output;
+
+  ScriptRun moved = RunNativeScript("agent_dir=/\n");
+  EXPECT_NE(moved.status, 0);
+  EXPECT_NE(moved.output.find("agent_dir: readonly variable"), std::string::npos) << moved.output;
+  EXPECT_EQ(moved.agent_saw, "");
+  EXPECT_FALSE(moved.agent_dir_left) << moved.output;
 }
 
 }  // namespace

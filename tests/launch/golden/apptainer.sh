@@ -11,6 +11,8 @@ export USER HOME
 workdir=/tmp/jenkins
 agent_dir=/tmp/jenkins/agents/lab-apptainer-1712345678901-7
 secret_file="$agent_dir/secret"
+# The cleanup removes $agent_dir: a setup script must not point it elsewhere.
+readonly workdir agent_dir secret_file
 
 # The agent's private directory: remoteFS and remoting -workDir, so two agents on one node
 # never share a workspace. It is removed when the job ends, however it ends.
@@ -22,10 +24,10 @@ if [ -L "$workdir/agents" ] || [ ! -O "$workdir/agents" ]; then
   exit 1
 fi
 mkdir -m 0700 -- "$agent_dir"
-cleanup() {
+slurmfleet_cleanup() {
   rm -rf -- "$agent_dir"
 }
-trap cleanup EXIT
+trap slurmfleet_cleanup EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
 trap 'exit 129' HUP

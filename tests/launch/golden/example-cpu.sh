@@ -8,6 +8,39 @@ USER="${USER:-$(id -un)}"
 HOME="${HOME:-$(getent passwd "$USER" | cut -d: -f6)}"
 export USER HOME
 
+workdir=/tmp/jenkins
+agent_dir=/tmp/jenkins/agents/local-cpu-1712345678901-7
+secret_file="$agent_dir/secret"
+# The cleanup removes $agent_dir: a setup script must not point it elsewhere.
+readonly workdir agent_dir secret_file
+jar_tmp=
+
+# The agent's private directory: remoteFS and remoting -workDir, so two agents on one node
+# never share a workspace. It is removed when the job ends, however it ends.
+job_umask="$(umask)"
+umask 077
+mkdir -p -- "$workdir/agents"
+if [ -L "$workdir/agents" ] || [ ! -O "$workdir/agents" ]; then
+  echo "slurmfleet: $workdir/agents must be a directory owned by $USER" >&2
+  exit 1
+fi
+mkdir -m 0700 -- "$agent_dir"
+slurmfleet_cleanup() {
+  rm -rf -- "$agent_dir"
+  if [ -n "$jar_tmp" ]; then rm -f -- "$jar_tmp"; fi
+}
+trap slurmfleet_cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+trap 'exit 129' HUP
+
+# The secret goes from the environment into a 0600 file, never onto a command line where
+# anyone on the node could read it; builds do not inherit it.
+printf '%s\n' "$JENKINS_SECRET" > "$secret_file"
+unset JENKINS_SECRET
+# Builds create files as the job would without us (shared caches, published artifacts).
+umask "$job_umask"
+
 # agent.jar needs Java 17 or newer: say so here, not as a JVM error later.
 java_cmd=java
 java_says="$("$java_cmd" -version 2>&1)" || true
@@ -34,37 +67,6 @@ if [ "$java_major" -lt 17 ]; then
 the Jenkins agent needs Java 17 or newer: set the template's javaPath, or load a newer Java in its setupScript" >&2
   exit 1
 fi
-
-workdir=/tmp/jenkins
-agent_dir=/tmp/jenkins/agents/local-cpu-1712345678901-7
-secret_file="$agent_dir/secret"
-jar_tmp=
-
-# The agent's private directory: remoteFS and remoting -workDir, so two agents on one node
-# never share a workspace. It is removed when the job ends, however it ends.
-job_umask="$(umask)"
-umask 077
-mkdir -p -- "$workdir/agents"
-if [ -L "$workdir/agents" ] || [ ! -O "$workdir/agents" ]; then
-  echo "slurmfleet: $workdir/agents must be a directory owned by $USER" >&2
-  exit 1
-fi
-mkdir -m 0700 -- "$agent_dir"
-cleanup() {
-  rm -rf -- "$agent_dir"
-  if [ -n "$jar_tmp" ]; then rm -f -- "$jar_tmp"; fi
-}
-trap cleanup EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
-trap 'exit 129' HUP
-
-# The secret goes from the environment into a 0600 file, never onto a command line where
-# anyone on the node could read it; builds do not inherit it.
-printf '%s\n' "$JENKINS_SECRET" > "$secret_file"
-unset JENKINS_SECRET
-# Builds create files as the job would without us (shared caches, published artifacts).
-umask "$job_umask"
 
 # agent.jar comes from the controller the agent talks to, cached in the working directory:
 # fetched when missing or older than the controller's, into a temporary file that is

@@ -8,6 +8,37 @@ USER="${USER:-$(id -un)}"
 HOME="${HOME:-$(getent passwd "$USER" | cut -d: -f6)}"
 export USER HOME
 
+workdir='/scratch/jenkins ci'
+agent_dir='/scratch/jenkins ci/agents/lab-native-1712345678901-7'
+secret_file="$agent_dir/secret"
+# The cleanup removes $agent_dir: a setup script must not point it elsewhere.
+readonly workdir agent_dir secret_file
+
+# The agent's private directory: remoteFS and remoting -workDir, so two agents on one node
+# never share a workspace. It is removed when the job ends, however it ends.
+job_umask="$(umask)"
+umask 077
+mkdir -p -- "$workdir/agents"
+if [ -L "$workdir/agents" ] || [ ! -O "$workdir/agents" ]; then
+  echo "slurmfleet: $workdir/agents must be a directory owned by $USER" >&2
+  exit 1
+fi
+mkdir -m 0700 -- "$agent_dir"
+slurmfleet_cleanup() {
+  rm -rf -- "$agent_dir"
+}
+trap slurmfleet_cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+trap 'exit 129' HUP
+
+# The secret goes from the environment into a 0600 file, never onto a command line where
+# anyone on the node could read it; builds do not inherit it.
+printf '%s\n' "$JENKINS_SECRET" > "$secret_file"
+unset JENKINS_SECRET
+# Builds create files as the job would without us (shared caches, published artifacts).
+umask "$job_umask"
+
 # `module` as a login shell has it: a job submitted through slurmrestd inherits none.
 if ! command -v module > /dev/null 2>&1; then
   for modules_init in /etc/profile.d/lmod.sh /etc/profile.d/modules.sh /etc/profile.d/z00_lmod.sh; do
@@ -24,6 +55,11 @@ fi
 # Setup script of the template.
 module load java/21
 export GRADLE_OPTS='-Xmx2g'
+# Our cleanup again, should the setup script have set traps of its own.
+trap slurmfleet_cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+trap 'exit 129' HUP
 
 # agent.jar needs Java 17 or newer: say so here, not as a JVM error later.
 java_cmd=/opt/jdk-21/bin/java
@@ -51,35 +87,6 @@ if [ "$java_major" -lt 17 ]; then
 the Jenkins agent needs Java 17 or newer: set the template's javaPath, or load a newer Java in its setupScript" >&2
   exit 1
 fi
-
-workdir='/scratch/jenkins ci'
-agent_dir='/scratch/jenkins ci/agents/lab-native-1712345678901-7'
-secret_file="$agent_dir/secret"
-
-# The agent's private directory: remoteFS and remoting -workDir, so two agents on one node
-# never share a workspace. It is removed when the job ends, however it ends.
-job_umask="$(umask)"
-umask 077
-mkdir -p -- "$workdir/agents"
-if [ -L "$workdir/agents" ] || [ ! -O "$workdir/agents" ]; then
-  echo "slurmfleet: $workdir/agents must be a directory owned by $USER" >&2
-  exit 1
-fi
-mkdir -m 0700 -- "$agent_dir"
-cleanup() {
-  rm -rf -- "$agent_dir"
-}
-trap cleanup EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
-trap 'exit 129' HUP
-
-# The secret goes from the environment into a 0600 file, never onto a command line where
-# anyone on the node could read it; builds do not inherit it.
-printf '%s\n' "$JENKINS_SECRET" > "$secret_file"
-unset JENKINS_SECRET
-# Builds create files as the job would without us (shared caches, published artifacts).
-umask "$job_umask"
 
 # One agent, on this node, in a step that overlaps the allocation: builds may use all of it.
 srun -N1 -n1 --overlap --nodelist="$SLURMD_NODENAME" \
