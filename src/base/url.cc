@@ -187,6 +187,18 @@ std::optional<UrlProblem> CheckBaseUrl(std::string_view url, std::string_view ex
     }
     return problem;
   }
+  // Wherever a URL is, it is shown: in logs, in messages, in JENKINS_URL on every agent's
+  // command line.
+  if (at != std::string_view::npos) {
+    return UrlProblem{shown + " holds a user name or password (not shown here)",
+                      "remove it and its '@': credentials are given apart from the URL"};
+  }
+  // `http://admin:20/pw@host/` reads as host "admin", port 20 and path "/pw@host/".
+  if (rest.find('@', authority.size()) != std::string_view::npos) {
+    return UrlProblem{shown + " has an '@' after its host",
+                      "if a user name or password ends there, remove it and its '@' (a '/' in it "
+                      "made the rest look like a path); an '@' in the path is written %40"};
+  }
   if (url.find('?') != std::string_view::npos) {
     return UrlProblem{shown + " has a query ('?'), which a base URL cannot take",
                       "remove the '?' and all that follows it: paths are appended to this URL"};

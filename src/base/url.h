@@ -30,9 +30,10 @@ struct UrlProblem {
 // the CLI's --url and --daemon, the Slurm and Jenkins clients'): http:// or https://, a host (a
 // name, an IPv4 address or an IPv6 address in brackets), an optional port from 1 to 65535 and an
 // optional path. Refused: whitespace or a control character anywhere, no host, an empty or bad
-// port, a query and a fragment (paths are appended to a base URL, and a fragment is never sent).
-// A user name and password before '@' are the caller's to refuse or allow. `example` is a URL of
-// the kind wanted, quoted in the fix ("http://slurmrestd:6820").
+// port, a query and a fragment (paths are appended to a base URL, and a fragment is never sent),
+// a user name or password, and an '@' anywhere (after a password holding '/', what follows looks
+// like a path). `example` is a URL of the kind wanted, quoted in the fix
+// ("http://slurmrestd:6820").
 std::optional<UrlProblem> CheckBaseUrl(std::string_view url, std::string_view example);
 
 }  // namespace slurmfleet

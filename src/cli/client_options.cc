@@ -1,5 +1,8 @@
 #include "cli/client_options.h"
 
+#include <fmt/format.h>
+
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -45,10 +48,26 @@ void AddClientFlags(CLI::App& command, ClientOptions& o) {
   command.add_option("--ca-file", o.ca_file, "PEM bundle to verify slurmrestd's TLS certificate");
   command.add_flag("--insecure", o.insecure, "do not verify slurmrestd's TLS certificate");
   command.add_option("--connect-timeout", o.connect_timeout_s, "connect timeout in seconds")
-      ->default_val(5);
+      ->default_val(5)
+      ->check(Seconds(3600));
   command.add_option("--timeout", o.timeout_s, "timeout of one request in seconds")
-      ->default_val(30);
+      ->default_val(30)
+      ->check(Seconds(86400));
   command.add_flag("--json", o.json, "machine-readable output");
+}
+
+CLI::Validator Seconds(double max) {
+  return CLI::Validator(
+      [max](std::string& text) -> std::string {
+        double value = 0;
+        const std::string range = fmt::format("a number of seconds from 0.001 to {}", max);
+        if (!CLI::detail::lexical_cast(text, value)) return "'" + text + "' is not " + range;
+        if (!std::isfinite(value) || value < 0.001 || value > max) {
+          return "'" + text + "' is out of range: give " + range;
+        }
+        return {};
+      },
+      "SECONDS");
 }
 
 Result<std::unique_ptr<Connection>> Connect(const ClientOptions& o) {

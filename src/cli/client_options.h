@@ -32,6 +32,10 @@ struct ClientOptions {
 // Adds the shared flags to `command`.
 void AddClientFlags(CLI::App& command, ClientOptions& options);
 
+// A number of seconds from 0.001 to `max`: CLI::Range lets NaN through, and a negative, zero or
+// huge timeout means waiting for ever or converting out of range.
+CLI::Validator Seconds(double max);
+
 // What a command needs to talk to Slurm; owns everything the client refers to.
 struct Connection {
   SystemClock clock;

@@ -87,6 +87,14 @@ int RunSubmit(const ClientOptions& co, const SubmitOptions& so) {
     if (!so.partition.empty()) r->partition = so.partition;
     if (!so.cwd.empty()) r->current_working_directory = so.cwd;
     if (so.hold) r->hold = true;
+    if (i == 0 && r->current_working_directory.empty()) {
+      return ReportError(
+          Error{Code::kInvalidInput,
+                "the job needs a working directory on the cluster: where its script starts and "
+                "Slurm writes its output; pass --cwd DIR (or current_working_directory in --job)",
+                "--cwd"},
+          co.json);
+    }
     if (r->name.empty()) r->name = "slurmfleet-cli";
     // Slurm requires an environment and the job sees only what is sent: give it a usable PATH
     if (r->environment.empty())
@@ -216,6 +224,33 @@ CLI::Validator JobRefValidator() {
       "ID|SLUID");
 }
 
+// Signals by name (TERM or SIGTERM) or number. An empty one is refused: `--signal "$SIG"` with
+// SIG unset must not cancel the job.
+CLI::Validator SignalValidator() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        static constexpr std::string_view kNames[] = {
+            "HUP",  "INT",   "QUIT", "ABRT", "KILL", "USR1", "USR2",   "PIPE", "ALRM",
+            "TERM", "CONT",  "STOP", "TSTP", "TTIN", "TTOU", "URG",    "XCPU", "XFSZ",
+            "PROF", "WINCH", "BUS",  "SEGV", "ILL",  "FPE",  "VTALRM", "TRAP", "SYS"};
+        std::string upper;
+        for (char c : s) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        const std::string_view name =
+            std::string_view(upper).starts_with("SIG") ? std::string_view(upper).substr(3) : upper;
+        for (std::string_view known : kNames) {
+          if (name == known) return {};
+        }
+        if (!s.empty() && s.size() <= 2 && s.find_first_not_of("0123456789") == std::string::npos &&
+            std::stoi(s) >= 1 && std::stoi(s) <= 64) {
+          return {};
+        }
+        return "'" + s +
+               "' is not a signal; give a name such as TERM, KILL, USR1 or INT (with or without "
+               "SIG) or a number from 1 to 64, or leave --signal out to cancel the job";
+      },
+      "SIGNAL");
+}
+
 void PrintJobs(const std::vector<slurm::JobInfo>& jobs, bool json) {
   if (json) {
     nlohmann::json out = nlohmann::json::array();
@@ -293,7 +328,8 @@ void AddJobsCommand(CLI::App& app, CommandResult& result) {
     cmd->add_flag("--follow", so->follow, "wait until the job ends, printing its state changes");
     cmd->add_option("--follow-timeout", so->follow_timeout_s,
                     "give up following after this many seconds")
-        ->default_val(600);
+        ->default_val(600)
+        ->check(Seconds(86400 * 30));
     cmd->add_option(
         "--output-root", so->output_root,
         "where the cluster's filesystem is visible here; with --follow, print the job's output");
@@ -324,7 +360,8 @@ void AddJobsCommand(CLI::App& app, CommandResult& result) {
         jobs->add_subcommand("cancel", "cancel a job of the token's user (or send it a signal)");
     AddClientFlags(*cmd, *co);
     cmd->add_option("job", *id, "job id or SLUID")->required()->check(JobRefValidator());
-    cmd->add_option("--signal", *signal, "send this signal (e.g. SIGTERM) instead of cancelling");
+    cmd->add_option("--signal", *signal, "send this signal (e.g. SIGTERM) instead of cancelling")
+        ->check(SignalValidator());
     cmd->callback([co, id, signal, &result] { result.exit_code = RunCancel(*co, *id, *signal); });
   }
 }

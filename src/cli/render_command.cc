@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <iostream>
 
@@ -162,7 +163,18 @@ void AddRenderCommand(CLI::App& app, CommandResult& result) {
                   "now)")
       ->check(CLI::Range(int64_t{0}, kMaxTimestampMs));
   cmd->add_option("--sequence", o->sequence, "the agent name's sequence number and agent index")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          // CLI11 reads "-1" into an unsigned number as its largest value.
+          [](std::string& text) -> std::string {
+            uint64_t value = 0;
+            const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+            if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+              return "'" + text + "' is not a whole number from 0 to 18446744073709551615";
+            }
+            return {};
+          },
+          "N"));
   cmd->add_option("--output", o->output, "what to print")
       ->check(CLI::IsMember({"all", "script", "body"}))
       ->capture_default_str();

@@ -1108,6 +1108,8 @@ void Engine::CollectOrphans(PassStats& stats, int64_t poll_started) {
     int64_t age = poll_started - job.submit_time->time_since_epoch().count();
     if (age < static_cast<int64_t>(options_.orphan_grace.count())) continue;
     Result<store::Submission> owner = store_.Get(key);
+    // A store that cannot say whether the key is live proves no orphan: the next pass asks again.
+    if (!owner && owner.error().code != Code::kNotFound) continue;
     bool duplicate = owner && owner->job_id && *owner->job_id != job.job_id;
     if (owner && !store::IsTerminal(owner->phase) && !duplicate)
       continue;  // another cloud's engine has it
@@ -1229,6 +1231,12 @@ void Engine::Run() {
     std::unique_lock lock(inbox_mu_);
     wake_.wait_for(lock, interval, [this] { return woken_ || stop_.load(); });
     woken_ = false;
+  }
+  // Outcomes of a SubmitNow that no pass recorded leave their marks' times as the only ones
+  // stored, earlier than their POSTs: the next engine must then count absences from its start.
+  {
+    std::lock_guard lock(inbox_mu_);
+    if (!sent_now_.empty()) return;
   }
   // A synced write: it takes every unsynced one before it to disk too. If it fails, the next
   // engine looks for this one's intents by tag, which is only slower.

@@ -18,7 +18,7 @@ void Service::Start() {
     threads_.emplace_back([engine] { engine->Run(); });
   }
   if (Provisioner* p = provisioning_.provisioner.get()) {
-    threads_.emplace_back([p] { p->Run(); });
+    provisioner_thread_ = std::thread([p] { p->Run(); });
   }
   ready_ = true;
 }
@@ -27,7 +27,10 @@ void Service::Drain() { ready_ = false; }
 
 void Service::Stop() {
   ready_ = false;
+  // The provisioner ends first: a wave it is sending (Engine::SubmitNow) then has its outcomes
+  // with the engines before they stop.
   if (provisioning_.provisioner) provisioning_.provisioner->Stop();
+  if (provisioner_thread_.joinable()) provisioner_thread_.join();
   for (CloudRuntime& c : clouds_) c.engine->Stop();
   for (std::thread& t : threads_) t.join();
   threads_.clear();

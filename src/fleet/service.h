@@ -81,7 +81,8 @@ class Service final : public server::Backend {
   store::Store& store_;
   std::vector<CloudRuntime> clouds_;
   Provisioning provisioning_;
-  std::vector<std::thread> threads_;
+  std::vector<std::thread> threads_;  // the engines'
+  std::thread provisioner_thread_;
   std::atomic<bool> ready_{false};
 };
 

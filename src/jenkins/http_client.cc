@@ -474,15 +474,6 @@ Result<std::unique_ptr<HttpClient>> HttpClient::Create(HttpClientOptions options
   if (std::optional<UrlProblem> problem = CheckBaseUrl(url, "http://jenkins:8080/")) {
     return Fail(Code::kInvalidInput, problem->message + "; " + problem->fix, "base_url");
   }
-  std::string_view host = std::string_view(url).substr(url.find("://") + 3);
-  host = host.substr(0, host.find('/'));
-  if (host.find('@') != std::string_view::npos) {
-    // Never echo it: the part before '@' may be a password.
-    return Fail(Code::kInvalidInput,
-                "the URL holds credentials; put the user in `user` and the API token in "
-                "`api_token_file`",
-                "base_url");
-  }
   if (url.back() != '/') url += '/';
   if (options.user.empty()) {
     return Fail(Code::kInvalidInput, "is empty; name the Jenkins user the API token belongs to",
@@ -659,10 +650,12 @@ Error HttpClient::StatusError(const Request& request, const Response& response) 
     return error(Code::kUnavailable, "Jenkins failed (" + said + "); retry later");
   }
   if (response.status >= 300 && response.status < 400) {
+    // A login proxy's Location may carry credentials or a token in its query.
+    std::string location = response.Header("location");
+    location = WithoutUserinfo(location.substr(0, location.find_first_of("?#")));
     return error(Code::kInvalidInput,
-                 "Jenkins redirected to '" + AsciiOnly(response.Header("location")) + "' (" +
-                     status +
-                     "); set base_url to the URL Jenkins answers on itself, not one behind a "
+                 "Jenkins redirected to '" + AsciiOnly(location) + "' (" + status +
+                     "); set jenkins.url to the URL Jenkins answers on itself, not one behind a "
                      "login proxy");
   }
   if (response.status >= 400 && response.status < 500) {

@@ -41,8 +41,7 @@ TEST(WithoutUserinfoTest, UrlsWithoutUserinfoStayAsTheyAre) {
 TEST(CheckBaseUrlTest, HttpAndHttpsUrlsWithAHostPass) {
   for (std::string_view url :
        {"http://host", "https://host/", "http://host:8080/jenkins/", "http://10.0.0.1:6820",
-        "http://[::1]:8080/", "https://[2001:db8::1]/", "http://u:pw@host:1/", "http://h:65535",
-        "http://s:6820/a@b"}) {
+        "http://[::1]:8080/", "https://[2001:db8::1]/", "http://h:65535"}) {
     EXPECT_EQ(CheckBaseUrl(url, "http://example:1"), std::nullopt) << url;
   }
 }
@@ -162,8 +161,25 @@ TEST(CheckBaseUrlTest, AnUnencodedCharacterInAPasswordIsNamedAsSuch) {
         << p->fix;
     EXPECT_EQ(p->message.find("pa/ss"), std::string::npos) << p->message;
   }
-  // an '@' in the path of a URL whose host and port are fine is no password
-  EXPECT_EQ(CheckBaseUrl("http://s:6820/a@b", "x"), std::nullopt);
+}
+
+TEST(CheckBaseUrlTest, CredentialsAreRefusedWithoutBeingShown) {
+  for (std::string_view url : {"http://u:SECRETMARK@host:1/", "https://SECRETMARK@host/"}) {
+    std::optional<UrlProblem> p = CheckBaseUrl(url, "x");
+    ASSERT_TRUE(p) << url;
+    EXPECT_EQ(p->message, "'" + std::string(url.substr(0, url.find(':') + 3)) + "***@" +
+                              std::string(url.substr(url.rfind('@') + 1)) +
+                              "' holds a user name or password (not shown here)");
+    EXPECT_EQ(p->fix, "remove it and its '@': credentials are given apart from the URL");
+  }
+  // A password holding '/' whose start reads as a host and port: the rest looks like a path.
+  for (std::string_view url : {"http://admin:2024/SECRETMARK@jenkins:8080/", "http://s:6820/a@b"}) {
+    std::optional<UrlProblem> p = CheckBaseUrl(url, "x");
+    ASSERT_TRUE(p) << url;
+    EXPECT_EQ(p->message, "'http://***@" + std::string(url.substr(url.rfind('@') + 1)) +
+                              "' has an '@' after its host");
+    EXPECT_NE(p->fix.find("an '@' in the path is written %40"), std::string::npos) << p->fix;
+  }
 }
 
 TEST(CheckBaseUrlTest, TheQuotedUrlIsValidUtf8) {

@@ -6,11 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdio>
 #include <thread>
 
 #include "base/fake_clock.h"
 #include "fleet/fake_slurm_client.h"
 #include "fleet/job_tag.h"
+#include "store/sqlite.h"
 
 namespace slurmfleet::fleet {
 namespace {
@@ -217,6 +219,25 @@ TEST_F(EngineTest, SubmitNowWritesTheCallersRecordWithTheMarkedIntentThenSendsIt
   auto events = store_->Events("now-1", 0, 0);
   ASSERT_TRUE(events);
   for (const store::Event& e : *events) EXPECT_NE(e.type, "submitting");
+}
+
+TEST_F(EngineTest, AStopWithASubmitNowOutcomeUnrecordedIsNoCleanStop) {
+  engine_->Stop();
+  std::vector<std::pair<store::Record*, std::optional<store::Event>>> none;
+  ASSERT_TRUE(engine_->SubmitNow({{"now-2", "agent", "test", Request()}}, none));
+  engine_->Run();  // stopped already: no pass records the outcome
+  auto clean = store_->GetMeta("engine of cloud c1 stopped cleanly");
+  ASSERT_TRUE(clean);
+  EXPECT_EQ(*clean, "0");
+
+  engine_ = MakeEngine();
+  engine_->Tick();
+  EXPECT_EQ(Get("now-2").phase, Phase::kPending);
+  engine_->Stop();
+  engine_->Run();
+  clean = store_->GetMeta("engine of cloud c1 stopped cleanly");
+  ASSERT_TRUE(clean);
+  EXPECT_EQ(*clean, "1");
 }
 
 TEST_F(EngineTest, ASubmitNowWaveLeavesTogetherAndOneThatNeverLeftIsSentAgainLater) {
@@ -646,6 +667,25 @@ TEST_F(EngineTest, OrphansWithOurTagAreCancelledAfterTheGracePeriodAndNothingEls
   EXPECT_EQ(slurm_.jobs().at(untagged).state.base, slurm::BaseState::kRunning);
   EXPECT_EQ(slurm_.jobs().at(other_instance).state.base, slurm::BaseState::kRunning);
   EXPECT_EQ(slurm_.jobs().at(other_user).state.base, slurm::BaseState::kRunning);
+}
+
+TEST_F(EngineTest, ATaggedJobIsNoOrphanWhileTheStoreCannotSayWhoOwnsIt) {
+  const std::string path = ::testing::TempDir() + "/engine-store-error.db";
+  std::remove(path.c_str());
+  auto s = store::Store::Open(path, clock_);
+  ASSERT_TRUE(s) << s.error().ToString();
+  store_ = std::move(*s);
+  engine_ = MakeEngine();
+  uint32_t tagged = slurm_.AddForeignJob("slurmfleet:test:gone-9", "ci");
+  engine_->Tick();
+  auto other = store::sqlite::Connection::Open(path);
+  ASSERT_TRUE(other) << other.error().ToString();
+  ASSERT_TRUE((*other)->Exec("ALTER TABLE submissions RENAME TO unreadable", "break the store"));
+  Advance(61s);
+  slurm_.Touch();
+  ASSERT_TRUE(engine_->Tick().full_list);
+  EXPECT_EQ(slurm_.jobs().at(tagged).state.base, slurm::BaseState::kRunning);
+  EXPECT_EQ(slurm_.cancel_calls, 0);
 }
 
 TEST_F(EngineTest, AJobSeenEndingBetweenFullListsIsNoOrphan) {

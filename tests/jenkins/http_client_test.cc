@@ -770,7 +770,10 @@ TEST_F(HttpClientTest, DrainPostsChangeOfflineCause) {
 // A proxy in front of Jenkins that answers a POST with its login page did not create, drain or
 // delete anything.
 TEST_F(HttpClientTest, ARedirectToALoginPageIsNotSuccess) {
-  const Answer login{.status = 302, .headers = {{"Location", "https://sso.example.org/login?r=x"}}};
+  // The Location's query and user name and password are not quoted: they may hold a token.
+  const Answer login{
+      .status = 302,
+      .headers = {{"Location", "https://u:SECRETMARK@sso.example.org/login?t=SECRETMARK"}}};
   jenkins_.On("POST /computer/doCreateItem", login);
   jenkins_.On("POST /computer/slurm-gpu-1/changeOfflineCause", login);
   jenkins_.On("POST /computer/slurm-gpu-1/doDelete", login);
@@ -778,9 +781,11 @@ TEST_F(HttpClientTest, ARedirectToALoginPageIsNotSuccess) {
        {ErrorOf(client_->CreateNode(GpuNode())), ErrorOf(client_->Drain("slurm-gpu-1", "x")),
         ErrorOf(client_->DeleteNode("slurm-gpu-1"))}) {
     EXPECT_EQ(e.code, Code::kInvalidInput) << e.ToString();
-    EXPECT_NE(e.message.find("redirected to 'https://sso.example.org/login?r=x'"),
+    EXPECT_NE(e.message.find("redirected to 'https://***@sso.example.org/login' (HTTP 302); set "
+                             "jenkins.url to"),
               std::string::npos)
         << e.message;
+    EXPECT_EQ(e.ToString().find("SECRETMARK"), std::string::npos) << e.ToString();
   }
   // Jenkins itself redirects to its /computer/ pages, written with its configured root URL
   jenkins_.On("POST /computer/slurm-gpu-1/doDelete",
