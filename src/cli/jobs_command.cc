@@ -69,6 +69,13 @@ Result<slurm::JobRequest> LoadJobDesc(const std::string& arg, size_t index) {
 int RunSubmit(const ClientOptions& co, const SubmitOptions& so) {
   Result<std::string> script = ReadFile(so.script_file, "--script");
   if (!script) return ReportError(script.error(), co.json);
+  if (script->find_first_not_of(" \t\r\n") == std::string::npos) {
+    return ReportError(Error{Code::kInvalidInput,
+                             so.script_file + " is empty; write the job's batch script in it, "
+                                              "starting with a line such as #!/bin/bash",
+                             "--script"},
+                       co.json);
+  }
   if (std::optional<size_t> at = FirstInvalidUtf8(*script)) {
     return ReportError(Error{Code::kInvalidInput,
                              so.script_file + " is not UTF-8 (byte " + std::to_string(*at + 1) +

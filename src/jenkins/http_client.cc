@@ -107,6 +107,13 @@ std::string AsciiOnly(std::string_view text) {
 Result<Secret> ReadToken(const std::filesystem::path& path, const std::string& user) {
   const std::string fix = "write the API token of Jenkins user '" + user +
                           "' into it (Jenkins: the user > Security > API Token > Add new Token)";
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return Fail(Code::kInvalidInput,
+                "the API token file " + path.string() + " is a directory; name the file in it, or " +
+                    fix,
+                "api_token_file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     int error = errno;

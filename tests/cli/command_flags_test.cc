@@ -50,6 +50,17 @@ TEST(CommandFlagsTest, AJobWithoutAWorkingDirectoryIsRefusedHere) {
   EXPECT_EQ(r.out.find("--cwd"), std::string::npos) << r.out;
 }
 
+TEST(CommandFlagsTest, AnEmptyScriptIsRefusedHere) {
+  const std::string script = ::testing::TempDir() + "/flags-test-empty.sh";
+  std::ofstream(script) << " \n";
+  CommandRun r =
+      Slurmfleet("jobs submit " + std::string(kNowhere) + " --cwd /tmp --script " + script);
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("--script: " + script + " is empty; write the job's batch script in it"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(CommandFlagsTest, AnEmptyOrUnknownSignalIsNoCancel) {
   for (const std::string signal : {"''", "SIGFOO", "-9", "99", "0"}) {
     CommandRun r = Slurmfleet("jobs cancel 12 " + std::string(kNowhere) + " --signal " + signal);

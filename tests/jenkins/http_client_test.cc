@@ -324,6 +324,14 @@ TEST_F(HttpClientTest, CreateNamesAnUnreadableTokenFileAndTheFix) {
   EXPECT_EQ(e.code, Code::kInvalidInput);
   EXPECT_NE(e.message.find("is empty"), std::string::npos) << e.message;
 
+  auto directory = Options();
+  directory.api_token_file = dir_;
+  e = ErrorOf(HttpClient::Create(directory));
+  EXPECT_EQ(e.where, "api_token_file");
+  EXPECT_NE(e.message.find(dir_.string() + " is a directory; name the file in it"),
+            std::string::npos)
+      << e.message;
+
   WriteToken(std::string(kToken) + " " + kNewToken);
   e = ErrorOf(HttpClient::Create(Options()));
   EXPECT_EQ(e.code, Code::kInvalidInput);
