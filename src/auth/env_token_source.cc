@@ -13,13 +13,19 @@ EnvTokenSource::Lookup EnvTokenSource::ProcessEnvironment() {
   };
 }
 
-EnvTokenSource::EnvTokenSource(std::string variable, const Lookup& lookup, const Clock& clock)
+EnvTokenSource::EnvTokenSource(std::string variable, const Lookup& lookup, const Clock& clock,
+                               const std::string& named_by)
     : variable_(std::move(variable)), clock_(clock) {
   const std::optional<std::string> value = lookup(variable_);
   // `export SLURM_JWT=$(scontrol token)` leaves scontrol's "SLURM_JWT=" prefix in the value.
   const std::string_view text = value ? TokenText(*value) : std::string_view();
   if (text.empty()) {
-    claims_ = Fail(Code::kAuth, variable_ + (value ? " is empty" : " is not set") +
+    // A variable that is set proves its name is one; an unset one may be a pasted token.
+    const std::string what = value ? variable_ + " is empty"
+                             : named_by.empty()
+                                 ? variable_ + " is not set"
+                                 : "the variable named by " + named_by + " is not set";
+    claims_ = Fail(Code::kAuth, what +
                                     "; export a token (export $(scontrol token)) or configure "
                                     "a token file or jwt key");
     return;

@@ -31,8 +31,12 @@ class EnvTokenSource final : public TokenSource {
 
   // Reads `variable` through `lookup` now; `lookup` is not kept. Surrounding whitespace and
   // scontrol's "SLURM_JWT=" prefix (left by `export SLURM_JWT=$(scontrol token)`) are dropped.
-  // Never fails: a missing, empty or malformed value is reported by Get().
-  EnvTokenSource(std::string variable, const Lookup& lookup, const Clock& clock);
+  // Never fails: a missing, empty or malformed value is reported by Get(). `named_by`, when not
+  // empty, is the configuration key that gave `variable` ("batch.credentials.jwtEnv"): when no
+  // such variable is set, the error names that key instead of `variable`, which may then be a
+  // token pasted where the variable's name belongs.
+  EnvTokenSource(std::string variable, const Lookup& lookup, const Clock& clock,
+                 const std::string& named_by = "");
 
   // The token, with its `sun` and `exp` claims. kAuth, naming the variable and the fix, when it is
   // not set or empty, is not a JWT, or has expired by clock.Now(). Once Invalidate() has been

@@ -27,7 +27,7 @@ std::unique_ptr<auth::TokenSource> MakeTokenSource(const config::SlurmCredential
           c.jwt_key_file, c.user, clock, std::chrono::seconds(c.token_lifetime_seconds));
     case config::SlurmCredentials::Source::kEnvironment:
       tokens = std::make_unique<auth::EnvTokenSource>(
-          c.token_env, auth::EnvTokenSource::ProcessEnvironment(), clock);
+          c.token_env, auth::EnvTokenSource::ProcessEnvironment(), clock, c.token_env_key);
       break;
     case config::SlurmCredentials::Source::kTokenFile:
       tokens = std::make_unique<auth::FileTokenSource>(c.token_file, clock, warn);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/json_depth.h"
+#include "base/json_strict.h"
 #include "base/utf8.h"
 #include "cli/client_options.h"
 #include "cli/commands.h"
@@ -58,12 +59,14 @@ Result<slurm::JobRequest> LoadJobDesc(const std::string& arg, size_t index) {
                     " levels; no job_desc field needs that",
                 where);
   }
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded()) {
+  std::expected<nlohmann::json, JsonRefusal> j = ParseJsonStrictly(text);
+  if (!j) {
     return Fail(Code::kInvalidInput,
-                "not valid JSON; give a job_desc object such as {\"cpus_per_task\": 2}", where);
+                "the JSON " + j.error().Describe() +
+                    "; give a job_desc object such as {\"cpus_per_task\": 2}",
+                where);
   }
-  return slurm::JobRequestFromJobDesc(j, where);
+  return slurm::JobRequestFromJobDesc(*j, where);
 }
 
 int RunSubmit(const ClientOptions& co, const SubmitOptions& so) {

@@ -46,6 +46,16 @@ void Log(const std::string& line) {
 
 void DebugLog(std::string_view line) { Log("debug: " + std::string(line)); }
 
+// Event texts quote what clients and Slurm sent (an owner, a reason): a line break there must not
+// start a forged log line.
+std::string WithoutControlCharacters(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return out;
+}
+
 // Where one engine talks to Slurm: a cloud's coordinates, or the batch section's.
 struct SlurmEndpoint {
   std::string name;
@@ -103,7 +113,12 @@ Result<std::pair<std::string, int>> SplitListen(const std::string& listen) {
   size_t colon = listen.rfind(':');
   if (colon == std::string::npos)
     return Fail(Code::kInvalidInput, "not HOST:PORT", "daemon.listen");
-  return std::make_pair(listen.substr(0, colon), std::stoi(listen.substr(colon + 1)));
+  std::string host = listen.substr(0, colon);
+  // [::1]:8470: the address goes to getaddrinfo without its brackets.
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  return std::make_pair(host, std::stoi(listen.substr(colon + 1)));
 }
 
 Result<config::Config> Load(const ServeOptions& o) {
@@ -271,7 +286,7 @@ int RunServe(const ServeOptions& options) {
     while (!stopping) {
       if (auto events = (*store)->Events("", after, 1000); events) {
         for (const store::Event& e : *events) {
-          Log(fmt::format("{} {}: {}", e.key, e.type, e.message));
+          Log(fmt::format("{} {}: {}", e.key, e.type, WithoutControlCharacters(e.message)));
           after = e.id;
         }
       }

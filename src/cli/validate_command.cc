@@ -162,6 +162,30 @@ std::string IgnoredNativeKeys(const config::Cloud& cloud, const std::string& nam
          std::string(spec::LaunchModeName(mode)) + " launch ignores them";
 }
 
+// Something a valid configuration does that is most likely not what was meant.
+struct Warning {
+  std::string message;  // no trailing period
+  std::string fix;      // may be empty when the message says it
+};
+
+// The warnings of one template of a valid configuration.
+std::vector<Warning> TemplateWarnings(const config::Cloud& cloud, const std::string& name,
+                                      const spec::ResolvedTemplate& r) {
+  std::vector<Warning> out;
+  if (r.labels.empty() && r.node_usage_mode == spec::NodeUsageMode::kExclusive) {
+    // an EXCLUSIVE node takes only builds whose label it has: with none, nothing
+    out.push_back({"with no label and nodeUsageMode EXCLUSIVE this template serves no build",
+                   "give it a label, or set nodeUsageMode: NORMAL"});
+  }
+  if (std::string ignored = IgnoredNativeKeys(cloud, name, r.mode); !ignored.empty()) {
+    if (r.mode == spec::LaunchMode::kApptainer) {
+      ignored += " (inside the image: apptainer.javaPath and apptainer.jarPath)";
+    }
+    out.push_back({std::move(ignored), ""});
+  }
+  return out;
+}
+
 int RunValidate(const ValidateOptions& options) {
   Result<std::vector<config::Override>> overrides =
       config::CollectOverrides(config::SlurmfleetVariables(environ), options.set_flags);
@@ -180,8 +204,31 @@ int RunValidate(const ValidateOptions& options) {
                           {"message", d.message},
                           {"fix", d.fix}});
     }
-    nlohmann::json out = {
-        {"config", options.config_path}, {"valid", loaded.ok()}, {"problems", problems}};
+    // Shaped as problems are; a warning is known once the templates resolve, without a position.
+    nlohmann::json warnings = nlohmann::json::array();
+    if (loaded.ok()) {
+      for (size_t i = 0; i < loaded.config.clouds.size(); ++i) {
+        const config::Cloud& cloud = loaded.config.clouds[i];
+        for (size_t j = 0; j < cloud.job_templates.size(); ++j) {
+          const std::string& name = cloud.job_templates[j].name;
+          Result<spec::ResolvedTemplate> r =
+              spec::Resolve(cloud.defaults, cloud.job_templates, name);
+          for (const Warning& w : TemplateWarnings(cloud, name, *r)) {
+            warnings.push_back({{"source", options.config_path},
+                                {"line", 0},
+                                {"column", 0},
+                                {"path", "jenkins.clouds[" + std::to_string(i) +
+                                             "].slurm.jobTemplates[" + std::to_string(j) + "]"},
+                                {"message", w.message},
+                                {"fix", w.fix}});
+          }
+        }
+      }
+    }
+    nlohmann::json out = {{"config", options.config_path},
+                          {"valid", loaded.ok()},
+                          {"problems", problems},
+                          {"warnings", warnings}};
     if (!loaded.ok() || !options.connect) {
       std::cout << out.dump(2) << "\n";
       return loaded.ok() ? kExitOk : kExitConfig;
@@ -218,17 +265,8 @@ int RunValidate(const ValidateOptions& options) {
       for (const std::string& l : r->labels) labels += (labels.empty() ? "" : " ") + l;
       std::cout << "    " << t.name << ": " << spec::LaunchModeName(r->mode) << " launch"
                 << (labels.empty() ? ", no label" : ", labels '" + labels + "'") << "\n";
-      if (labels.empty() && r->node_usage_mode == spec::NodeUsageMode::kExclusive) {
-        // an EXCLUSIVE node takes only builds whose label it has: with none, nothing
-        std::cout << "      warning: with no label and nodeUsageMode EXCLUSIVE this template "
-                     "serves no build; give it a label, or set nodeUsageMode: NORMAL\n";
-      }
-      if (std::string ignored = IgnoredNativeKeys(cloud, t.name, r->mode); !ignored.empty()) {
-        std::cout << "      warning: " << ignored;
-        if (r->mode == spec::LaunchMode::kApptainer) {
-          std::cout << " (inside the image: apptainer.javaPath and apptainer.jarPath)";
-        }
-        std::cout << "\n";
+      for (const Warning& w : TemplateWarnings(cloud, t.name, *r)) {
+        std::cout << "      warning: " << w.message << (w.fix.empty() ? "" : "; " + w.fix) << "\n";
       }
     }
   }

@@ -1,7 +1,9 @@
 #include "config/config.h"
 
+#include <arpa/inet.h>
 #include <yaml-cpp/depthguard.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -12,6 +14,7 @@
 #include "base/url.h"
 #include "config/yaml_reader.h"
 #include "fleet/job_tag.h"
+#include "jenkins/label_expression.h"
 #include "launch/agent_name.h"
 #include "slurm/dialect.h"
 #include "slurm/job.h"
@@ -62,18 +65,6 @@ void CheckUrl(MapReader& r, std::string_view key, const std::string& value,
   if (std::optional<UrlProblem> problem = CheckBaseUrl(value, example)) {
     r.sink().Report(r.node()[std::string(key)], r.PathOf(key), std::move(problem->message),
                     std::move(problem->fix));
-    return;
-  }
-  // user:password@ would be shown wherever the URL is (logs, JENKINS_URL in every job)
-  const size_t authority = value.find("://") + 3;
-  const size_t end = value.find_first_of("/?#", authority);
-  const std::string_view host_part =
-      std::string_view(value).substr(authority, end == std::string::npos ? end : end - authority);
-  if (host_part.find('@') != std::string_view::npos) {
-    r.sink().Report(r.node()[std::string(key)], r.PathOf(key),
-                    "the URL holds a user name or password (not shown here)",
-                    "remove the part before '@': credentials are given under credentials, "
-                    "never inside a URL");
   }
 }
 
@@ -156,6 +147,7 @@ SlurmCredentials DecodeCredentials(MapReader& parent) {
   } else if (env) {
     c.source = SlurmCredentials::Source::kEnvironment;
     c.token_env = *env;
+    c.token_env_key = r.PathOf("jwtEnv");
     if (!spec::CheckEnvironmentName(*env).empty() && !env->starts_with("SLURMFLEET_")) {
       r.sink().Report(n["jwtEnv"], r.PathOf("jwtEnv"),
                       "not a variable name (the value is not shown: it may be a secret)",
@@ -210,6 +202,27 @@ void NoTwice(MapReader& r, const std::optional<T>& typed, const std::optional<T>
   }
 }
 
+// Each space-separated word of a template's `label` must be one label name: a build asks for
+// labels through Jenkins' label parser, and a word that parser does not read as that one label
+// (`linux||x`, `!x`, `lin(ux`) names a label no build can ask for.
+void CheckLabelNames(MapReader& r, const std::string& label) {
+  std::istringstream words(label);  // split as spec::Resolve splits it
+  for (std::string word; words >> word;) {
+    Result<jenkins::LabelExpression> parsed = jenkins::LabelExpression::Parse(word);
+    // The parsed expression's atoms are parts of `word` (or, quoted, shorter): it holds for a node
+    // with the label `word` and not for a node with none only when it is that one atom.
+    if (parsed && parsed->Matches({word}) && !parsed->Matches({})) continue;
+    r.sink().Report(
+        r.node()["label"], r.PathOf("label"),
+        "'" + word + "' is not a label name: " +
+            (parsed ? std::string("a build's label would read it as an expression, "
+                                  "not as this one label")
+                    : "a build's label cannot hold it (" + parsed.error().message + ")"),
+        "`label` lists names separated by spaces; the expression (&&, ||, !) belongs "
+        "in the build's label");
+  }
+}
+
 JobTemplate DecodeTemplate(const YAML::Node& n, const std::string& path, DiagnosticSink& sink,
                            spec::SchemaSet schemas) {
   JobTemplate t;
@@ -223,6 +236,7 @@ JobTemplate DecodeTemplate(const YAML::Node& n, const std::string& path, Diagnos
   t.inherit_from =
       r.StringList("inheritFrom", /*allow_single=*/true).value_or(std::vector<std::string>{});
   t.label = r.String("label");
+  if (t.label) CheckLabelNames(r, *t.label);
   t.job.partition = r.String("partition");
   t.default_partition = r.String("defaultPartition");
   // the ranges of the job's JSON fields too, so a stored agent request always reads back
@@ -496,6 +510,49 @@ std::optional<JenkinsConfig> DecodeJenkins(MapReader& r, DiagnosticSink& sink) {
   return j;
 }
 
+// What keeps `host` from being the host of daemon.listen, which would otherwise show only when
+// serve starts: a DNS name, an IPv4 address or an IPv6 address in brackets. nullopt when it is one.
+std::optional<std::string> ListenHostProblem(const std::string& host) {
+  if (host.starts_with('[')) {
+    if (!host.ends_with(']')) return "the IPv6 address has no ']' closing it";
+    const std::string inside = host.substr(1, host.size() - 2);
+    in6_addr address{};
+    if (inet_pton(AF_INET6, inside.c_str(), &address) != 1) {
+      return "'" + host + "' does not hold an IPv6 address";
+    }
+    return std::nullopt;
+  }
+  if (host.find(':') != std::string::npos) {
+    return "'" + host + "' holds ':'; an IPv6 address goes in brackets";
+  }
+  // The resolver reads a name of digits and dots as an IPv4 address, however many parts it has.
+  if (host.find_first_not_of("0123456789.") == std::string::npos) {
+    in_addr address{};
+    if (inet_pton(AF_INET, host.c_str(), &address) != 1) {
+      return "'" + host + "' is not an IPv4 address (four numbers from 0 to 255, separated by '.')";
+    }
+    return std::nullopt;
+  }
+  const std::string not_a_name =
+      "'" + host + "' is not a host name (parts of letters, digits, '-' and '_', separated by '.')";
+  if (host.size() > 253) return not_a_name;
+  size_t start = 0;
+  while (start <= host.size()) {
+    size_t end = host.find('.', start);
+    if (end == std::string::npos) end = host.size();
+    const std::string_view part = std::string_view(host).substr(start, end - start);
+    if (part.empty() || part.size() > 63 || part.front() == '-' || part.back() == '-') {
+      return not_a_name;
+    }
+    for (char c : part) {
+      // '_' too: container networks name hosts so, and the resolver takes it
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') return not_a_name;
+    }
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
 DaemonConfig DecodeDaemon(const YAML::Node& n, DiagnosticSink& sink) {
   DaemonConfig d;
   MapReader r(n, "daemon", sink);
@@ -508,6 +565,9 @@ DaemonConfig DecodeDaemon(const YAML::Node& n, DiagnosticSink& sink) {
         port > 65535) {
       sink.Report(n["listen"], r.PathOf("listen"), "'" + *listen + "' is not HOST:PORT",
                   "write e.g. 127.0.0.1:8470");
+    } else if (std::optional<std::string> problem = ListenHostProblem(listen->substr(0, colon))) {
+      sink.Report(n["listen"], r.PathOf("listen"), "'" + *listen + "': " + *problem,
+                  "write e.g. 127.0.0.1:8470 or localhost:8470");
     } else {
       d.listen = *listen;
     }
@@ -563,6 +623,12 @@ LoadResult LoadConfigText(std::string_view text, std::string_view file,
   YAML::Node doc;
   try {
     doc = YAML::Load(std::string(text));
+    // A second document or an unclosed quote would lose keys silently; what was read is not
+    // what was written, so nothing is decoded.
+    if (!CheckText(text, sink)) {
+      out.diagnostics = sink.diagnostics();
+      return out;
+    }
   } catch (const YAML::DeepRecursion& e) {
     // yaml-cpp says only "bad file". Its mark is where the parser gave up, at or just after
     // the deep part (the end of the file for an unclosed '['): the line, not the column, helps.

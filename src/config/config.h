@@ -42,6 +42,9 @@ struct SlurmCredentials {
   std::string token_env;     // kEnvironment (jwtEnv): the variable's name, e.g. SLURM_JWT
   std::string jwt_key_file;  // kMintFromKey (jwtKeyFile): Slurm's HS256 jwt_key
   int token_lifetime_seconds = 1800;  // kMintFromKey (tokenLifetimeSeconds)
+  // kEnvironment: the key that gave token_env ("batch.credentials.jwtEnv"), which messages name
+  // instead of token_env: that may be a token pasted where the variable's name belongs
+  std::string token_env_key;
 
   bool operator==(const SlurmCredentials&) const = default;
 };

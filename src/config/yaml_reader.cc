@@ -1,7 +1,10 @@
 #include "config/yaml_reader.h"
 
+#include <yaml-cpp/eventhandler.h>
+
 #include <charconv>
 #include <set>
+#include <sstream>
 
 #include "base/utf8.h"
 #include "spec/suggest.h"
@@ -277,7 +280,131 @@ struct DocumentCheck {
   }
 };
 
+// Where the quoted scalar whose opening quote is at `open` ends, by YAML's quoting rules: in
+// double quotes a backslash escapes the next character, in single quotes '' is a quote. nullopt
+// when the text ends first.
+std::optional<size_t> ClosingQuote(std::string_view text, size_t open) {
+  const char quote = text[open];
+  for (size_t i = open + 1; i < text.size(); ++i) {
+    if (quote == '"' && text[i] == '\\') {
+      ++i;
+      continue;
+    }
+    if (text[i] != quote) continue;
+    if (quote == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+      ++i;
+      continue;
+    }
+    return i;
+  }
+  return std::nullopt;
+}
+
+// Follows yaml-cpp's events over every document: the tree yaml-cpp builds keeps no trace of
+// either problem CheckText looks for.
+class TextCheck final : public YAML::EventHandler {
+ public:
+  TextCheck(std::string_view text, DiagnosticSink& sink) : text_(text), sink_(sink) {
+    // yaml-cpp's marks count bytes after a UTF-8 byte order mark. It also reads UTF-16 and
+    // UTF-32, and its marks then count the text converted to UTF-8: such a text holds NUL bytes,
+    // which YAML in UTF-8 never does, and its quotes are not looked for.
+    if (text_.starts_with("\xEF\xBB\xBF")) offset_ = 3;
+    quotes_ = text_.find('\0') == std::string_view::npos;
+  }
+
+  bool ok() const { return ok_; }
+  // Once a second document is reported, the rest of the text is not read.
+  bool done() const { return done_; }
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    ++documents_;
+    start_ = mark;
+    holds_ = false;
+  }
+  void OnDocumentEnd() override {
+    if (documents_ < 2 || !holds_) return;
+    sink_.ReportAt(start_.line + 1, start_.column + 1, "",
+                   "a second YAML document starts here; a configuration file holds one, and "
+                   "slurmfleet would ignore this one",
+                   "keep one document: remove the '---' or '...' that ends the first and merge "
+                   "the keys into it, or remove what follows it");
+    ok_ = false;
+    done_ = true;
+  }
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override { holds_ = true; }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    holds_ = true;
+    if (quotes_) CheckQuote(mark);
+  }
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    holds_ = true;
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    holds_ = true;
+  }
+  void OnMapEnd() override {}
+
+ private:
+  // A scalar's mark is where its node starts: at its anchor (&a) or tag (!t), when it has one,
+  // else at its first character, which is a quote only for a quoted scalar.
+  void CheckQuote(const YAML::Mark& mark) {
+    int line = mark.line;
+    int column = mark.column;
+    size_t at = offset_ + static_cast<size_t>(mark.pos);
+    while (at < text_.size()) {
+      const char c = text_[at];
+      size_t next = at + 1;
+      if (c == '&' || c == '!') {
+        next = text_.find_first_of(" \t\r\n", at);
+      } else if (c == '#') {  // a comment between the properties and the value
+        next = text_.find('\n', at);
+      } else if (c != ' ' && c != '\t' && c != '\r' && c != '\n') {
+        break;
+      }
+      if (next == std::string_view::npos) return;
+      for (; at < next; ++at) {
+        ++column;
+        if (text_[at] == '\n') {
+          ++line;
+          column = 0;
+        }
+      }
+    }
+    if (at >= text_.size() || (text_[at] != '"' && text_[at] != '\'')) return;
+    if (ClosingQuote(text_, at)) return;
+    sink_.ReportAt(line + 1, column + 1, "",
+                   "the quote opened here is never closed, so the rest of the file would be read "
+                   "as this one value",
+                   "close it on the same line");
+    ok_ = false;
+  }
+
+  std::string_view text_;
+  DiagnosticSink& sink_;
+  size_t offset_ = 0;   // of the text yaml-cpp's marks count from
+  bool quotes_ = true;  // whether the marks count bytes of `text_`
+  int documents_ = 0;
+  YAML::Mark start_;    // of the current document
+  bool holds_ = false;  // whether the current document holds a value
+  bool ok_ = true;
+  bool done_ = false;
+};
+
 }  // namespace
+
+bool CheckText(std::string_view text, DiagnosticSink& sink) {
+  std::istringstream in{std::string(text)};
+  YAML::Parser parser(in);
+  TextCheck check(text, sink);
+  while (!check.done() && parser.HandleNextDocument(check)) {
+  }
+  return check.ok();
+}
 
 bool CheckDocument(const YAML::Node& root, DiagnosticSink& sink) {
   DocumentCheck check{sink};

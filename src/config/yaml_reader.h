@@ -39,6 +39,14 @@ class DiagnosticSink {
   std::vector<Diagnostic> diagnostics_;
 };
 
+// Checks what the parsed tree cannot show, on the text itself, where YAML::Load would silently
+// drop part of the file: a second document (Load reads the first one only; an empty one, such as
+// a trailing `---`, holds nothing to lose and passes), and a quote that is never closed (yaml-cpp
+// 0.7 takes the rest of the text for the quoted value, and every later key with it). Reports the
+// second document at the line where it starts, and each unclosed quote where it opens; false when
+// there was a problem. Throws YAML::Exception where YAML::Load would, for text that is not YAML.
+bool CheckText(std::string_view text, DiagnosticSink& sink);
+
 // Checks the whole document before it is decoded: every key and value must be UTF-8 (values end
 // up in JSON, which holds nothing else), nesting stays within kMaxYamlDepth, and the document
 // holds at most kMaxYamlValues values, each use of an alias counted (a few lines of aliases can

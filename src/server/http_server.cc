@@ -23,6 +23,7 @@
 
 #include "auth/jwt.h"
 #include "base/json_depth.h"
+#include "base/json_strict.h"
 #include "base/listen_backlog.h"
 #include "base/url.h"
 #include "server/version.h"
@@ -253,14 +254,24 @@ std::expected<json, ApiError> ParseBody(const std::string& body) {
     return Reject(400, "invalid_input",
                   "the body nests deeper than " + std::to_string(kMaxJsonDepth) + " levels");
   }
-  try {
-    return json::parse(body);
-  } catch (const json::parse_error& e) {
-    // Not e.what(): it quotes the body, which may hold a secret.
-    return Reject(
-        400, "invalid_input",
-        "the body is not valid JSON (syntax error at byte " + std::to_string(e.byte) + ")");
-  }
+  std::expected<json, JsonRefusal> parsed = ParseJsonStrictly(body);
+  if (!parsed) return Reject(400, "invalid_input", "the body " + parsed.error().Describe());
+  return std::move(*parsed);
+}
+
+// The owner goes into events, the daemon's log and every listing: a name, not a document.
+std::optional<ApiError> CheckOwner(std::string_view owner) {
+  constexpr size_t kMaxOwnerLength = 200;
+  const bool control = std::any_of(owner.begin(), owner.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+  });
+  if (owner.size() <= kMaxOwnerLength && !control) return std::nullopt;
+  return ApiError{400,
+                  "invalid_input",
+                  "must be at most " + std::to_string(kMaxOwnerLength) +
+                      " characters without control characters (a user or build name)",
+                  "owner",
+                  {}};
 }
 
 std::optional<uint64_t> ParseUnsigned(std::string_view text) {
@@ -497,6 +508,21 @@ Status ApiServer::Impl::Listen() {
                        {}});
       return httplib::Server::HandlerResponse::Handled;
     }
+    const std::string length = req.get_header_value("Content-Length");
+    if (req.get_header_value_count("Content-Length") > 1 ||
+        (req.has_header("Content-Length") &&
+         (length.empty() || length.find_first_not_of("0123456789") != std::string::npos))) {
+      // httplib would take the first of two, and read "abc" as 0: a proxy in front may have
+      // read another length, and the rest of this body as a request of its own (RFC 9112, 6.3).
+      request.headers.erase("Connection");
+      request.set_header("Connection", "close");
+      WriteError(res, {400,
+                       "invalid_input",
+                       "send one Content-Length header holding the body's length in bytes",
+                       "Content-Length",
+                       {}});
+      return httplib::Server::HandlerResponse::Handled;
+    }
     if (!req.has_header("Content-Length")) {
       // No Content-Length and no Transfer-Encoding means no body (RFC 9112, 6.3); httplib 0.11
       // would wait for one until its read timeout.
@@ -557,6 +583,7 @@ void ApiServer::Impl::Stop() {
 
 void ApiServer::Impl::Serve(const Route& route, const httplib::Request& req,
                             httplib::Response& res) {
+  std::string thrown;  // what a handler threw, for the log
   Outcome outcome = [&]() -> Outcome {
     Principal principal;
     if (route.scope) {
@@ -575,18 +602,28 @@ void ApiServer::Impl::Serve(const Route& route, const httplib::Request& req,
                                       R"(, error="insufficient_scope", scope=")" + needed + "\""}});
       }
     }
+    // Before the parameters: httplib reads a form body's fields into them.
+    if (!req.body.empty() && !IsJsonContentType(req)) {
+      return Reject(415, "unsupported_media_type",
+                    "send the body as Content-Type: application/json");
+    }
     if (auto bad = CheckParams(req, route)) return std::unexpected(std::move(*bad));
     try {
       return (this->*route.handler)(req, principal);
+    } catch (const json::exception& e) {
+      // Its text may quote the body (a job's environment can hold a credential): its id only.
+      thrown = "JSON exception " + std::to_string(e.id);
     } catch (const std::exception& e) {
-      Note(req, {}, e.what());
-      return Reject(500, "internal", "internal error; the daemon's log has the details");
+      thrown = e.what();
     }
+    return Reject(500, "internal", "internal error; the daemon's log has the details");
   }();
   if (outcome) {
     Write(res, outcome->status, outcome->body, outcome->headers);
   } else {
-    if (outcome.error().status >= 500) Note(req, {}, outcome.error().message);
+    if (outcome.error().status >= 500) {
+      Note(req, {}, thrown.empty() ? outcome.error().message : thrown);
+    }
     WriteError(res, outcome.error());
   }
 }
@@ -800,6 +837,10 @@ Outcome ApiServer::Impl::ListSubmissions(const httplib::Request& req, const Prin
   }
   filter.cloud = req.get_param_value("cloud");
   filter.kind = req.get_param_value("kind");
+  if (req.has_param("kind") && filter.kind != "job" && filter.kind != "run" &&
+      filter.kind != "agent") {
+    return Reject(400, "invalid_input", "kind must be job, run or agent", "query.kind");
+  }
   auto limit = ParseLimit(req);
   if (!limit) return std::unexpected(limit.error());
   // One more than asked, to tell the client whether there is more.
@@ -976,6 +1017,7 @@ Outcome ApiServer::Impl::RegisterTemplate(const httplib::Request& req, const Pri
                   "missing; give the template JSON, e.g. {\"job\": {\"partition\": \"gpu\"}}",
                   "json");
   }
+  if (auto e = CheckOwner(command.owner)) return std::unexpected(std::move(*e));
   if (command.owner.empty()) command.owner = principal.name;
   auto registered = backend_.RegisterTemplate(command);
   if (!registered) return std::unexpected(FromError(registered.error()));
@@ -1034,6 +1076,7 @@ Outcome ApiServer::Impl::Submit(const httplib::Request& req, const Principal& pr
                   "'" + command.kind + "' is not a kind; write job, run or agent", "kind");
   }
   if (auto e = string_field("owner", false, command.owner)) return std::unexpected(std::move(*e));
+  if (auto e = CheckOwner(command.owner)) return std::unexpected(std::move(*e));
   if (auto e = string_field("key", false, command.key)) return std::unexpected(std::move(*e));
   if (command.owner.empty()) command.owner = principal.name;
   if (!command.key.empty() && !ValidKey(command.key)) {

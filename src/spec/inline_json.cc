@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "base/json_depth.h"
+#include "base/json_strict.h"
 #include "spec/suggest.h"
 
 namespace slurmfleet::spec {
@@ -76,16 +77,15 @@ Result<JobTemplate> ParseInlineJson(std::string_view text, SchemaSet schemas) {
                     " levels; no template field needs that",
                 "json");
   }
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    // The position only: nlohmann's own text quotes what it last read, which may be a secret.
+  std::expected<json, JsonRefusal> parsed = ParseJsonStrictly(text);
+  if (!parsed) {
+    const bool syntax = parsed.error().kind == JsonRefusal::Kind::kSyntax;
     return Fail(Code::kInvalidInput,
-                "the template JSON is not valid JSON (syntax error at byte " +
-                    std::to_string(e.byte) + "); check quotes and commas",
+                "the template JSON " + parsed.error().Describe() +
+                    (syntax ? "; check quotes and commas" : ""),
                 "json");
   }
+  json doc = std::move(*parsed);
   std::vector<Error> problems;
   JobTemplate layer;
   if (!doc.is_object()) {

@@ -92,6 +92,25 @@ TEST(EnvTokenSourceTest, UnsetOrEmptyIsAnAuthErrorNamingTheVariable) {
   EXPECT_NE(token.error().message.find("SLURM_JWT is empty"), std::string::npos);
 }
 
+// The configuration's jwtEnv may hold a token pasted where the variable's name belongs.
+TEST(EnvTokenSourceTest, AnUnsetVariableFromTheConfigurationIsNamedByItsKey) {
+  FakeClock clock(kStart);
+  const std::string jwt = MintFor("ci", kStart, 3600s);
+  EnvTokenSource pasted(jwt, FakeEnv({}), clock, "batch.credentials.jwtEnv");
+  auto token = pasted.Get();
+  ASSERT_FALSE(token);
+  EXPECT_EQ(token.error().code, Code::kAuth);
+  EXPECT_EQ(token.error().message,
+            "the variable named by batch.credentials.jwtEnv is not set; export a token (export "
+            "$(scontrol token)) or configure a token file or jwt key");
+  ExpectNoSecret(token.error(), jwt);
+  // set, it is a variable's name
+  EnvTokenSource empty("CI_JWT", FakeEnv({{"CI_JWT", ""}}), clock, "batch.credentials.jwtEnv");
+  token = empty.Get();
+  ASSERT_FALSE(token);
+  EXPECT_NE(token.error().message.find("CI_JWT is empty"), std::string::npos);
+}
+
 TEST(EnvTokenSourceTest, NotAJwtIsAnAuthErrorThatDoesNotQuoteTheValue) {
   FakeClock clock(kStart);
   EnvTokenSource source("SLURM_JWT", FakeEnv({{"SLURM_JWT", "hunter2-secret"}}), clock);

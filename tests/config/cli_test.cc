@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace {
@@ -107,6 +108,47 @@ TEST(ValidateCliTest, JsonOutput) {
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.out.find("\"valid\": false"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"path\": \"jenkins.clouds[0].slurm.maxAgent\""), std::string::npos);
+}
+
+TEST(ValidateCliTest, JsonOutputCarriesTheWarnings) {
+  const std::string path = ::testing::TempDir() + "/warned.yaml";
+  std::ofstream(path) << "jenkins:\n  clouds:\n    - slurm:\n        name: c\n"
+                         "        slurmRestApiUrl: http://h:6820\n        jenkinsUrl: http://j/\n"
+                         "        credentials: {jwtFile: /t}\n        jobTemplates:\n"
+                         "          - {name: ok, label: x, agentLaunch: {downloadJar: true}}\n"
+                         "          - {name: bare, agentLaunch: {downloadJar: true}}\n"
+                         "          - {name: sif, label: s, agentLaunch: {javaPath: /j}, "
+                         "apptainer: {image: /i/a.sif}}\n";
+  CliRun r = Slurmfleet("validate --json --config " + path);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json out = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(out.is_discarded()) << r.out;
+  EXPECT_EQ(out["valid"], true);
+  EXPECT_EQ(out["problems"], nlohmann::json::array());
+  auto warning = [&](int index, const std::string& message, const std::string& fix) {
+    return nlohmann::json{
+        {"source", path},
+        {"line", 0},
+        {"column", 0},
+        {"path", "jenkins.clouds[0].slurm.jobTemplates[" + std::to_string(index) + "]"},
+        {"message", message},
+        {"fix", fix}};
+  };
+  EXPECT_EQ(out["warnings"],
+            nlohmann::json::array(
+                {warning(1,
+                         "with no label and nodeUsageMode EXCLUSIVE this template serves no "
+                         "build",
+                         "give it a label, or set nodeUsageMode: NORMAL"),
+                 warning(2,
+                         "agentLaunch.javaPath apply to native launch only; this template's "
+                         "apptainer launch ignores them (inside the image: apptainer.javaPath and "
+                         "apptainer.jarPath)",
+                         "")}))
+      << r.out;
+  r = Slurmfleet("validate --json --config " + kBroken);
+  EXPECT_EQ(nlohmann::json::parse(r.out, nullptr, false)["warnings"], nlohmann::json::array())
+      << r.out;
 }
 
 TEST(ValidateCliTest, SetFlagsOverride) {

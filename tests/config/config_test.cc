@@ -124,6 +124,165 @@ TEST(ConfigTest, YamlSyntaxErrorHasAPosition) {
   EXPECT_NE(r.diagnostics[0].message.find("not valid YAML"), std::string::npos);
 }
 
+// yaml-cpp reads an unclosed quote as a value running to the end of the file: every later key
+// would be lost without a word.
+TEST(ConfigTest, AnUnclosedQuoteIsReportedWhereItOpens) {
+  const std::string rest =
+      "        jobTemplates:\n"
+      "          - {name: a, agentLaunch: {downloadJar: true}}\n";
+  const std::string problem =
+      ": the quote opened here is never closed, so the rest of the file would be read as this "
+      "one value (fix: close it on the same line)";
+  EXPECT_EQ(
+      Lines(LoadConfigText(Cloud("        defaultPartition: \"debug\n" + rest), "q.yaml", {})),
+      std::vector<std::string>{"q.yaml:8:27" + problem});
+  EXPECT_EQ(Lines(LoadConfigText(Cloud("        defaultPartition: 'debug\n" + rest), "q.yaml", {})),
+            std::vector<std::string>{"q.yaml:8:27" + problem});
+  // an escaped quote closes nothing
+  EXPECT_EQ(
+      Lines(LoadConfigText(Cloud("        defaultPartition: \"debug\\\"\n" + rest), "q.yaml", {})),
+      std::vector<std::string>{"q.yaml:8:27" + problem});
+  EXPECT_EQ(Lines(LoadConfigText(Cloud("        defaultPartition: 'it''s\n" + rest), "q.yaml", {})),
+            std::vector<std::string>{"q.yaml:8:27" + problem});
+  // yaml-cpp's mark is at the tag or anchor before the quote
+  EXPECT_EQ(Lines(LoadConfigText(Cloud("        defaultPartition: !!str &p \"debug\n" + rest),
+                                 "q.yaml", {})),
+            std::vector<std::string>{"q.yaml:8:36" + problem});
+  EXPECT_EQ(Lines(LoadConfigText(
+                Cloud("        defaultPartition: &p # the partition\n          \"debug\n" + rest),
+                "q.yaml", {})),
+            std::vector<std::string>{"q.yaml:9:11" + problem});
+  // a key; and after a byte order mark, which yaml-cpp's marks do not count
+  EXPECT_EQ(Lines(LoadConfigText("\"jenkins:\n  clouds: []\n", "q.yaml", {})),
+            std::vector<std::string>{"q.yaml:1:1" + problem});
+  EXPECT_EQ(
+      Lines(LoadConfigText("\xEF\xBB\xBF" + Cloud("        defaultPartition: \"debug\n" + rest),
+                           "q.yaml", {})),
+      std::vector<std::string>{"q.yaml:8:27" + problem});
+}
+
+TEST(ConfigTest, QuotedValuesOverSeveralLinesAreRead) {
+  const std::string text = Cloud(
+      "        environment:\n"
+      "          A: \"one \\\"two\\\"\n"
+      "            three\"\n"
+      "          B: 'it''s\n"
+      "            fine'\n"
+      "          C: \"a backslash \\\\\"\n"
+      "          D: \"joined \\\n"
+      "            line\"\n"
+      "        defaultAgentLaunch: {downloadJar: true}\n"
+      "        jobTemplates:\n"
+      "          - {name: a, label: 'x'}\n");
+  for (const std::string& prefix : {std::string(), std::string("\xEF\xBB\xBF")}) {
+    LoadResult r = LoadConfigText(prefix + text, "m.yaml", {});
+    ASSERT_TRUE(r.ok()) << testing::PrintToString(Lines(r));
+    EXPECT_EQ(r.config.clouds[0].defaults.environment,
+              (std::map<std::string, std::string>{{"A", "one \"two\" three"},
+                                                  {"B", "it's fine"},
+                                                  {"C", "a backslash \\"},
+                                                  {"D", "joined line"}}));
+    EXPECT_EQ(r.config.clouds[0].job_templates.size(), 1u);
+  }
+}
+
+// YAML::Load reads the first document only: whatever follows would be ignored.
+TEST(ConfigTest, ASecondDocumentIsRefusedWhereItStarts) {
+  const std::string problem =
+      ": a second YAML document starts here; a configuration file holds one, and slurmfleet "
+      "would ignore this one (fix: keep one document: remove the '---' or '...' that ends the "
+      "first and merge the keys into it, or remove what follows it)";
+  EXPECT_EQ(Lines(LoadConfigText(Cloud("") + "---\ndaemon: {listen: 0.0.0.0:1}\n", "d.yaml", {})),
+            std::vector<std::string>{"d.yaml:8:1" + problem});
+  EXPECT_EQ(Lines(LoadConfigText(Cloud("") + "...\ngarbage\n", "d.yaml", {})),
+            std::vector<std::string>{"d.yaml:9:1" + problem});
+  EXPECT_EQ(Lines(LoadConfigText(Cloud("") + "--- []\n", "d.yaml", {})),
+            std::vector<std::string>{"d.yaml:8:1" + problem});
+  // what the first holds is not decoded either: it is not all the file says
+  EXPECT_EQ(Lines(LoadConfigText("daemon: {listen: nope}\n---\n" + Cloud(""), "d.yaml", {})),
+            std::vector<std::string>{"d.yaml:2:1" + problem});
+  // a document of nothing loses nothing
+  for (const std::string& text : {"---\n" + Cloud(""), Cloud("") + "---\n", Cloud("") + "...\n",
+                                  Cloud("") + "---\n# nothing more\n"}) {
+    EXPECT_TRUE(LoadConfigText(text, "d.yaml", {}).ok()) << text;
+  }
+}
+
+TEST(ConfigTest, TheListenHostIsANameOrAnAddress) {
+  auto load = [](const std::string& listen) {
+    return Lines(LoadConfigText(Cloud("") + "daemon:\n  listen: '" + listen + "'\n", "l.yaml", {}));
+  };
+  for (const char* good :
+       {"127.0.0.1:8470", "0.0.0.0:1", "localhost:8470", "build-01.example.org:80", "my_service:80",
+        "[::1]:8470", "[::]:8470", "[fe80::1:2]:65535"}) {
+    EXPECT_EQ(load(good), std::vector<std::string>{}) << good;
+  }
+  const std::string fix = " (fix: write e.g. 127.0.0.1:8470 or localhost:8470)";
+  const std::string not_a_name =
+      "' is not a host name (parts of letters, digits, '-' and '_', separated by '.')";
+  const std::string not_ipv4 =
+      "' is not an IPv4 address (four numbers from 0 to 255, separated by '.')";
+  for (const auto& [listen, problem] : std::vector<std::pair<std::string, std::string>>{
+           {"host name:1", "'host name" + not_a_name},
+           {"-x:80", "'-x" + not_a_name},
+           {"a..b:80", "'a..b" + not_a_name},
+           {"b\xC3\xBChne:80", "'b\xC3\xBChne" + not_a_name},
+           {"[::1:8470", "the IPv6 address has no ']' closing it"},
+           {"[]:80", "'[]' does not hold an IPv6 address"},
+           {"[1.2.3.4]:80", "'[1.2.3.4]' does not hold an IPv6 address"},
+           {"a:b:c:8470", "'a:b:c' holds ':'; an IPv6 address goes in brackets"},
+           {"999.1.1.1:80", "'999.1.1.1" + not_ipv4},
+           {"10.1:80", "'10.1" + not_ipv4},
+       }) {
+    EXPECT_EQ(load(listen), std::vector<std::string>{"l.yaml:9:11: daemon.listen: '" + listen +
+                                                     "': " + problem + fix})
+        << listen;
+  }
+}
+
+// `label` is label names: an expression there names a label that no build can ask for.
+TEST(ConfigTest, ATemplatesLabelListsNamesNotAnExpression) {
+  auto load = [](const std::string& label) {
+    return Lines(LoadConfigText(Cloud("        defaultAgentLaunch: {downloadJar: true}\n"
+                                      "        jobTemplates:\n"
+                                      "          - name: t\n"
+                                      "            label: '" +
+                                      label + "'\n"),
+                                "l.yaml", {}));
+  };
+  EXPECT_EQ(load("linux gpu  os/linux linux-x86_64 v1.2 gpu:a100 a_b @home \xC3\xBCnic\xC3\xB6"
+                 "de"),
+            std::vector<std::string>{});
+  const std::string fix =
+      " (fix: `label` lists names separated by spaces; the expression (&&, ||, !) belongs in the "
+      "build's label)";
+  EXPECT_EQ(load("linux||x"),
+            std::vector<std::string>{
+                "l.yaml:11:20: jenkins.clouds[0].slurm.jobTemplates[0].label: 'linux||x' is not a "
+                "label name: a build's label would read it as an expression, not as this one "
+                "label" +
+                fix});
+  EXPECT_EQ(load("lin(ux"),
+            std::vector<std::string>{
+                "l.yaml:11:20: jenkins.clouds[0].slurm.jobTemplates[0].label: 'lin(ux' is not a "
+                "label name: a build's label cannot hold it (label expression 'lin(ux': expected "
+                "an operator or the end at 3, found '(')" +
+                fix});
+  for (const char* bad : {"!x", "a->b", "a<->b", "(x)", "\"x\"", "a&&b"}) {
+    std::vector<std::string> lines = load(std::string("ok ") + bad);
+    ASSERT_EQ(lines.size(), 1u) << bad << "\n" << testing::PrintToString(lines);
+    EXPECT_NE(lines[0].find("label: '" + std::string(bad) + "' is not a label name: "),
+              std::string::npos)
+        << lines[0];
+  }
+  // each word on its own, as the template's labels are split
+  std::vector<std::string> lines = load("linux && gpu");
+  ASSERT_EQ(lines.size(), 1u) << testing::PrintToString(lines);
+  EXPECT_NE(lines[0].find("label: '&&' is not a label name: a build's label cannot hold it"),
+            std::string::npos)
+      << lines[0];
+}
+
 TEST(ConfigTest, EmptyAndMissingFiles) {
   EXPECT_EQ(Lines(LoadConfigText("", "e.yaml", {})),
             std::vector<std::string>{"e.yaml:1:1: the configuration is empty (fix: start from "
@@ -289,6 +448,8 @@ TEST(ConfigTest, CredentialSourcesDecode) {
   EXPECT_EQ(r.config.clouds[0].credentials.token_lifetime_seconds, 600);
   EXPECT_EQ(r.config.clouds[1].credentials.source, SlurmCredentials::Source::kEnvironment);
   EXPECT_EQ(r.config.clouds[1].credentials.token_env, "MY_JWT");
+  EXPECT_EQ(r.config.clouds[1].credentials.token_env_key,
+            "jenkins.clouds[1].slurm.credentials.jwtEnv");
 }
 
 // 4294967294 is Slurm's NO_VAL: the JSON paths refuse it, and so does the YAML one.
@@ -456,19 +617,23 @@ TEST(ConfigTest, UrlsWithCredentialsInsideAreRefusedWithoutShowingThem) {
   ASSERT_EQ(lines.size(), 3u) << testing::PrintToString(lines);
   for (const std::string key : {"jenkins.url", "slurm.slurmRestApiUrl", "slurm.jenkinsUrl"}) {
     EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [&](const std::string& l) {
-      return l.find(key + ": the URL holds a user name or password (not shown here)") !=
-             std::string::npos;
+      return l.find(key + ": '") != std::string::npos && l.find("***@") != std::string::npos &&
+             l.find("' holds a user name or password (not shown here)") != std::string::npos;
     })) << key;
   }
   for (const std::string& l : lines) {
     EXPECT_EQ(l.find("S3cretTok"), std::string::npos) << l;
     EXPECT_EQ(l.find("SlurmPw"), std::string::npos) << l;
   }
-  // an '@' after the host is part of the path, not credentials
-  EXPECT_EQ(Lines(LoadConfigText("batch:\n  restUrl: http://s:6820/a@b\n  partition: p\n"
-                                 "  storageRoot: /s\n  credentials: {jwtFile: /t}\n",
-                                 "ok.yaml", {})),
-            std::vector<std::string>{});
+  // A password holding '/' whose start reads as a host and port leaves an '@' in the "path".
+  lines =
+      Lines(LoadConfigText("batch:\n  restUrl: http://u:2024/S3cretTok@s:6820/\n"
+                           "  partition: p\n  storageRoot: /s\n  credentials: {jwtFile: /t}\n",
+                           "at.yaml", {}));
+  ASSERT_EQ(lines.size(), 1u) << testing::PrintToString(lines);
+  EXPECT_NE(lines[0].find("batch.restUrl: 'http://***@s:6820/' has an '@' after its host"),
+            std::string::npos)
+      << lines[0];
 }
 
 // Every URL key gets the check the CLI and the clients make (base/url.h), not just its scheme.

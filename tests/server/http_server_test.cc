@@ -163,13 +163,23 @@ class ApiServerTest : public ::testing::Test {
 
   // Sends `request` as written (what httplib's client would not send) and returns the whole
   // answer, read until the server closes the connection.
-  std::string Raw(const std::string& request) {
+  // With `one_answer`, only until the first answer is whole (by its Content-Length): a server
+  // that keeps the connection open then need not be waited for.
+  std::string Raw(const std::string& request, bool one_answer = false) {
     const int fd = Connect();
     EXPECT_EQ(::send(fd, request.data(), request.size(), MSG_NOSIGNAL),
               static_cast<ssize_t>(request.size()));
     std::string answer;
     char buffer[4096];
-    for (ssize_t n; (n = ::recv(fd, buffer, sizeof(buffer), 0)) > 0;) answer.append(buffer, n);
+    auto whole = [&answer] {
+      const size_t head_end = answer.find("\r\n\r\n");
+      const size_t length = answer.find("Content-Length: ");
+      if (head_end == std::string::npos || length == std::string::npos) return false;
+      return answer.size() >= head_end + 4 + std::stoul(answer.substr(length + 16));
+    };
+    for (ssize_t n; !(one_answer && whole()) && (n = ::recv(fd, buffer, sizeof(buffer), 0)) > 0;) {
+      answer.append(buffer, n);
+    }
     ::close(fd);
     bodies_.push_back(answer);
     return answer;
@@ -429,6 +439,15 @@ TEST_F(ApiServerTest, SubmitRejectsBadBodies) {
       {R"({"cloud": "alpha", "kind": "job", "job": {}, "key": "ci@host"})", "key"},
       {R"({"cloud": "alpha", "kind": "job", "job": {}, "owner": 7})", "owner"},
       {std::string(100, '[') + std::string(100, ']'), ""},
+      // nlohmann reads these silently: the last "kind" wins; 1e400 threw out of range (500)
+      {R"({"cloud": "alpha", "kind": "job", "kind": "run", "job": {}})", ""},
+      {R"({"cloud": "alpha", "kind": "job", "job": {"cpus_per_task": 1e400}})", ""},
+      // the owner goes into log lines and events
+      {R"({"cloud": "alpha", "kind": "job", "job": {}, "owner": "eve\nreceived SIGTERM"})",
+       "owner"},
+      {R"({"cloud": "alpha", "kind": "job", "job": {}, "owner": ")" + std::string(201, 'o') +
+           R"("})",
+       "owner"},
   };
   for (const auto& c : cases) {
     Answer a = Call("POST", "/api/v1/submissions", kAdminToken, c.body);
@@ -469,6 +488,34 @@ TEST_F(ApiServerTest, SubmitNeedsJson) {
                  "Application/JSON; charset=utf-8")
                 .status,
             201);
+}
+
+TEST_F(ApiServerTest, AFormBodyIsNoJsonEvenWhereItsFieldsLookLikeParameters) {
+  Answer a = Call("POST", "/api/v1/submissions", kAdminToken, "kind=job&cloud=alpha",
+                  "application/x-www-form-urlencoded");
+  EXPECT_EQ(a.status, 415);
+  EXPECT_EQ(a.code(), "unsupported_media_type");
+}
+
+TEST_F(ApiServerTest, AKindFilterIsOneOfTheKinds) {
+  Answer a = Get("/api/v1/submissions?kind=jobs");
+  EXPECT_EQ(a.status, 400);
+  EXPECT_EQ(a.where(), "query.kind");
+  EXPECT_EQ(Get("/api/v1/submissions?kind=agent").status, 200);
+}
+
+TEST_F(ApiServerTest, ABodyLengthIsOneNumber) {
+  const std::string head =
+      "POST /api/v1/submissions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+      std::string(kAdminToken) + "\r\nContent-Type: application/json\r\n";
+  for (const std::string lengths :
+       {"Content-Length: 2\r\nContent-Length: 40\r\n", "Content-Length: 1, 2\r\n",
+        "Content-Length: abc\r\n", "Content-Length: 0x10\r\n"}) {
+    std::string answer = Raw(head + lengths + "\r\n{}", /*one_answer=*/true);
+    EXPECT_EQ(answer.rfind("HTTP/1.1 400", 0), 0u) << lengths << answer;
+    EXPECT_NE(answer.find("send one Content-Length header"), std::string::npos) << answer;
+  }
+  EXPECT_TRUE(backend_->submits().empty());
 }
 
 TEST_F(ApiServerTest, TooLargeBody) {
