@@ -442,13 +442,25 @@ void Engine::FullTrack(PassStats& stats, int64_t poll_started) {
   // Only our instance's tagged jobs and the jobs we track are read whole: on a cluster in use most
   // jobs are other users', and each is read only up to its id and comment.
   slurm::JobFilter ours{TagPrefix(options_.instance), {}};
+  // slurmctld answers "no change" by its own clock: after a fail-over to a controller whose
+  // clock is behind, or a clock stepped back, it says so while jobs change. A list that is to
+  // prove a job absent (an unknown submit outcome) or lost (a tracked job the last list lacked)
+  // is therefore asked for whole.
+  bool whole = false;
   for (const store::Submission& s : active_) {
-    if (s.job_id) ours.ids.push_back(*s.job_id);
+    if (s.phase == Phase::kSubmitting) whole = true;
+    if (!s.job_id) continue;
+    ours.ids.push_back(*s.job_id);
+    if (!store::IsTerminal(s.phase) &&
+        !std::binary_search(known_ids_.begin(), known_ids_.end(), *s.job_id)) {
+      whole = true;
+    }
   }
   std::sort(ours.ids.begin(), ours.ids.end());
+  const std::optional<slurm::Seconds> since = whole ? std::nullopt : cursor_;
   Result<slurm::JobsSnapshot> snapshot =
       WhileServing(stats, Serve::kIntentsAndCancels, tracking_helper_,
-                   [&] { return slurm_.JobsChangedSince(cursor_, ours); });
+                   [&] { return slurm_.JobsChangedSince(since, ours); });
   if (!snapshot) {
     stats.slurm_error = snapshot.error();
     return;
@@ -740,6 +752,18 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
     if (snapshot.changed) {
       auto it =
           std::lower_bound(by_id.begin(), by_id.end(), std::pair<uint32_t, uint32_t>{*s.job_id, 0});
+      if (it != by_id.end() && it->first == *s.job_id && !s.sluid.empty() &&
+          !snapshot.jobs[it->second].sluid.empty() && snapshot.jobs[it->second].sluid != s.sluid) {
+        // The id now names another job: slurmctld lost its state and numbers jobs afresh. Ours
+        // is gone, and what is done to this id must never reach the other job.
+        s.phase = Phase::kLost;
+        s.failure = "Slurm job " + std::to_string(*s.job_id) + " (SLUID " + s.sluid +
+                    ") is gone: its id now names another job (SLUID " +
+                    snapshot.jobs[it->second].sluid + "); slurmctld lost its state";
+        ++stats.state_changes;
+        seen.Record(s, "lost", s.failure);
+        continue;
+      }
       if (it != by_id.end() && it->first == *s.job_id) {
         ListedJob& l = listed[it->second];
         if (l.observed && l.phase == s.phase &&

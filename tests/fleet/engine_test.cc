@@ -438,6 +438,44 @@ TEST_F(EngineTest, LostSubmitResponseNeverMakesASecondJob) {
   EXPECT_EQ(slurm_.submit_calls, 1);
 }
 
+TEST_F(EngineTest, ASlurmctldWhoseClockWentBackProvesNoJobAbsentOrLost) {
+  std::string tracked = Add("run-8");
+  Settle();
+  ASSERT_EQ(Get(tracked).phase, Phase::kPending);
+  slurm_.clock_behind = true;
+  slurm_.dropped_responses = 1;
+  std::string unknown = Add("run-9");
+  engine_->Tick();
+  std::string answered = Add("run-10");  // its job id is known, but no list has shown it yet
+  for (int i = 0; i < 4; ++i) {
+    Advance(31s);
+    engine_->Tick();
+  }
+  EXPECT_EQ(slurm_.jobs().size(), 3u);
+  EXPECT_EQ(slurm_.submit_calls, 3);
+  EXPECT_EQ(Get(unknown).phase, Phase::kPending);
+  EXPECT_EQ(Get(answered).phase, Phase::kPending);
+  EXPECT_EQ(Get(tracked).phase, Phase::kPending);
+}
+
+TEST_F(EngineTest, AnIdThatNowNamesAnotherJobIsNotFollowedNorCancelled) {
+  std::string key = Add("run-11");
+  Settle();
+  ASSERT_EQ(Get(key).phase, Phase::kPending);
+  ASSERT_FALSE(Get(key).sluid.empty());
+  const uint32_t id = *Get(key).job_id;
+  slurm_.ReuseId(id);
+  Advance(31s);
+  ASSERT_TRUE(engine_->Tick().full_list);
+  store::Submission s = Get(key);
+  EXPECT_EQ(s.phase, Phase::kLost);
+  EXPECT_NE(s.failure.find("its id now names another job"), std::string::npos) << s.failure;
+  (void)engine_->RequestCancel(key);  // ended already: nothing is sent
+  engine_->Tick();
+  EXPECT_EQ(slurm_.jobs().at(id).state.base, slurm::BaseState::kRunning);
+  EXPECT_EQ(slurm_.cancel_calls, 0);
+}
+
 TEST_F(EngineTest, TwoHundredDroppedResponsesMakeExactlyTwoHundredJobs) {
   slurm_.dropped_responses = 200;
   std::vector<std::string> keys;

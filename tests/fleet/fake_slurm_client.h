@@ -130,6 +130,16 @@ class FakeSlurmClient final : public slurm::Client {
     jobs_.at(id).state_reason = std::move(reason);
     Touch();
   }
+  // slurmctld lost its state and gave `id` to another job of the same user, untagged.
+  void ReuseId(uint32_t id) {
+    std::lock_guard lock(mu_);
+    slurm::JobInfo& job = jobs_.at(id);
+    job.sluid = "s9" + job.sluid.substr(2);
+    job.comment = "someone else's job";
+    job.name = "other";
+    job.state = slurm::ParseJobState({"RUNNING"});
+    Touch();
+  }
   void SetOutput(uint32_t id, std::string standard_output, std::string batch_host) {
     std::lock_guard lock(mu_);
     jobs_.at(id).standard_output = std::move(standard_output);
@@ -158,7 +168,12 @@ class FakeSlurmClient final : public slurm::Client {
   const std::map<uint32_t, slurm::JobInfo>& jobs() const { return jobs_; }
   const slurm::JobRequest& request_of(uint32_t id) const { return requests_.at(id); }
   // Advance "Slurm time" with the test's clock so snapshots change.
-  void Touch() { changed_at_ = std::max(changed_at_ + std::chrono::seconds(1), now); }
+  void Touch() {
+    if (!clock_behind) changed_at_ = std::max(changed_at_ + std::chrono::seconds(1), now);
+  }
+  // slurmctld failed over to a controller whose clock is behind the cursor: it stamps changes
+  // with earlier times, and answers "no change" to a list asked since the cursor.
+  bool clock_behind = false;
 
   slurm::Seconds now{std::chrono::seconds(1'800'000'000)};
   // Runs once, inside the next JobsChangedSince, before it answers (on the engine's helper
