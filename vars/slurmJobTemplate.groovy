@@ -372,10 +372,15 @@ String sjtBaseUrl(String url) {
     return u.endsWith('/') ? u : u + '/'
 }
 
-// user:password@ in a URL never reaches a message.
+// user:password@ in a URL never reaches a message: all before the last '@' goes, since a password
+// may hold an unencoded '/' (http://admin:2024/pw@host/).
 @NonCPS
 String sjtRedactUrl(String url) {
-    return url == null ? null : url.replaceFirst(/^(?i)(https?:\/\/)[^\/@]*@/, '$1***@')
+    if (url == null) return null
+    int at = url.lastIndexOf('@')
+    if (at < 0) return url
+    def scheme = url =~ /^(?i)https?:\/\//
+    return (scheme.find() ? scheme.group() : '') + '***' + url.substring(at)
 }
 
 // `job`, the job's full name, lets the daemon refuse a cloud restricted to other folders at once.

@@ -89,8 +89,11 @@ Result<std::vector<Override>> CollectOverrides(const std::map<std::string, std::
 Result<Override> ParseSetFlag(std::string_view flag) {
   const size_t eq = flag.find('=');
   if (eq == std::string_view::npos || eq == 0) {
+    // Not quoted: a token pasted here by mistake would be printed.
     return Fail(Code::kInvalidInput,
-                "'" + RepairUtf8(flag) + "' is not PATH=VALUE; e.g. --set batch.partition=gpu",
+                eq == 0 ? "a --set flag has no PATH before its '='; e.g. --set batch.partition=gpu"
+                        : "a --set flag has no '=' (not shown here: it may be a value); write "
+                          "PATH=VALUE, e.g. --set batch.partition=gpu",
                 "--set");
   }
   // The source names the path only: the value may be a secret, and is shown where it is wrong.

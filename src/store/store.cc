@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -119,13 +120,27 @@ class LockFile {
 
 // Creates the state file with mode 0600 before SQLite sees it: it may hold job requests with
 // secrets, and SQLite would create it 0644 (less the umask). SQLite gives the -wal and -shm files
-// the database file's mode. An existing file keeps its mode.
+// the database file's mode. An existing file that others may read (one made by a tool, a copy
+// restored from a backup) is made private, with its -wal and -shm files.
 Status CreateStateFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) {
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  if (fd.get() < 0) {
     return Fail(Code::kInternal, "cannot create state file: " + ErrnoText(errno), path);
   }
-  ::close(fd);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    return Fail(Code::kInternal, "cannot read the state file's mode: " + ErrnoText(errno), path);
+  }
+  if ((st.st_mode & 077) == 0) return {};
+  for (const std::string& file : {path, path + "-wal", path + "-shm"}) {
+    if (::chmod(file.c_str(), st.st_mode & 0700) != 0 && errno != ENOENT) {
+      return Fail(Code::kInvalidInput,
+                  "others than its owner may read it, and it holds job requests with agent "
+                  "secrets; slurmfleet cannot make it private (" +
+                      ErrnoText(errno) + "): chmod 600 " + file,
+                  file);
+    }
+  }
   return {};
 }
 

@@ -37,8 +37,14 @@ TEST(OverridesTest, SlurmfleetVariablesFiltersTheBlock) {
 TEST(OverridesTest, SetFlags) {
   EXPECT_EQ(*ParseSetFlag("a.b=c=d"), (Override{"a.b", "c=d", "--set a.b=\u2026"}));
   EXPECT_EQ(*ParseSetFlag("a.b="), (Override{"a.b", "", "--set a.b=\u2026"}));
-  EXPECT_FALSE(ParseSetFlag("a.b"));
   EXPECT_FALSE(ParseSetFlag("=x"));
+  // A token pasted without its PATH= is not printed back.
+  Result<Override> pasted = ParseSetFlag("SECRETMARK-token");
+  ASSERT_FALSE(pasted);
+  EXPECT_EQ(pasted.error().where, "--set");
+  EXPECT_EQ(pasted.error().ToString().find("SECRETMARK"), std::string::npos)
+      << pasted.error().ToString();
+  EXPECT_NE(pasted.error().message.find("has no '='"), std::string::npos);
   Result<std::vector<Override>> all = CollectOverrides({{"SLURMFLEET_LISTEN", "h:1"}}, {"x.y=1"});
   ASSERT_TRUE(all);
   ASSERT_EQ(all->size(), 2u);

@@ -590,6 +590,12 @@ tests['credentials in the URL are not shown'] = { PipelineHarness h ->
     Throwable t = h.runFailing("slurmJobTemplate(cloud: 'c', json: '{}', daemonUrl: '${url}') { }")
     assert t.message.contains('HTTP 503') && t.message.contains('Try again later')
     assert !t.message.contains('hunter2')
+    // a password holding '/', and one in a URL without its scheme
+    url = h.daemon.url.replace('http://', 'http://admin:2024/hunter2@')
+    t = h.runFailing("slurmJobTemplate(cloud: 'c', json: '{}', daemonUrl: '${url}') { }")
+    assert !t.message.contains('hunter2')
+    t = h.runFailing("slurmJobTemplate(cloud: 'c', json: '{}', daemonUrl: 'admin:hunter2@slurmfleet:8470') { }")
+    assert t.message.contains('must be an http:// or https:// URL') && !t.message.contains('hunter2')
 }
 
 tests['503 on register is retried'] = { PipelineHarness h ->

@@ -850,6 +850,14 @@ TEST_F(StoreTest, FileIsWalAndOwnerOnly) {
   EXPECT_EQ(raw.Scalar("SELECT phase FROM submissions WHERE key = 'run-7'"), "intent");
 }
 
+TEST_F(StoreTest, AStateFileOthersMayReadIsMadePrivate) {
+  const std::string path = dir_.File("restored.db");
+  ASSERT_TRUE(OpenFile(path));
+  ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
+  ASSERT_TRUE(OpenFile(path));
+  EXPECT_EQ(ModeOf(path), 0600u);
+}
+
 TEST_F(StoreTest, SecondOpenInTheSameProcessConflicts) {
   const std::string path = dir_.File("state.db");
   auto first = OpenFile(path);
