@@ -318,9 +318,11 @@ int RunServe(const ServeOptions& options) {
     Log(std::string("received ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + ": draining");
     break;
   }
+  // Commands get 503 from here on; reads and /ready (503) go on answering until the engines have
+  // finished their passes and recorded what they sent.
   service.Drain();
-  (*api)->Stop();
   service.Stop();
+  (*api)->Stop();
   pruner.reset();
   stopping = true;
   event_log.join();

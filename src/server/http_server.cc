@@ -642,6 +642,11 @@ std::expected<Principal, ApiError> ApiServer::Impl::Authenticate(
                   "this endpoint needs an API token: send `Authorization: Bearer <token>`", {},
                   challenge);
   }
+  if (req.get_header_value_count("Authorization") > 1) {
+    // Which one a proxy in front checked is unknown: neither is taken.
+    return Reject(401, "unauthenticated", "send one Authorization header, not several", {},
+                  challenge);
+  }
   std::string header = req.get_header_value("Authorization");
   std::string_view value = Trim(header);
   size_t space = value.find_first_of(" \t");

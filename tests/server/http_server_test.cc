@@ -655,6 +655,12 @@ TEST_F(ApiServerTest, OnlyBearerCredentialsCount) {
   EXPECT_EQ(Call("GET", "/api/v1/clouds", "", "", "", bare).status, 401);
   httplib::Headers lower = {{"Authorization", std::string("bearer  ") + kReadToken}};
   EXPECT_EQ(Call("GET", "/api/v1/clouds", "", "", "", lower).status, 200);
+  // a proxy in front may have checked either of two
+  httplib::Headers two = {{"Authorization", std::string("Bearer ") + kReadToken},
+                          {"Authorization", std::string("Bearer ") + kAdminToken}};
+  Answer both = Call("GET", "/api/v1/clouds", "", "", "", two);
+  EXPECT_EQ(both.status, 401);
+  EXPECT_EQ(both.message(), "send one Authorization header, not several");
 }
 
 TEST_F(ApiServerTest, ReadTokensCannotChangeAnything) {
