@@ -62,4 +62,8 @@ void EnvTokenSource::Invalidate() {
 
 std::string EnvTokenSource::Describe() const { return "environment " + variable_; }
 
+std::string EnvTokenSource::FixWhenRejected() const {
+  return "set " + variable_ + " to a fresh token (scontrol token)";
+}
+
 }  // namespace slurmfleet::auth

@@ -50,6 +50,7 @@ class EnvTokenSource final : public TokenSource {
 
   // "environment SLURM_JWT".
   std::string Describe() const override;
+  std::string FixWhenRejected() const override;
 
  private:
   const std::string variable_;

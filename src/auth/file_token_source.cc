@@ -131,4 +131,8 @@ void FileTokenSource::Invalidate() {
 
 std::string FileTokenSource::Describe() const { return "token file " + path_.string(); }
 
+std::string FileTokenSource::FixWhenRejected() const {
+  return "write a fresh token into " + path_.string() + " (scontrol token)";
+}
+
 }  // namespace slurmfleet::auth

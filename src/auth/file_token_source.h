@@ -50,6 +50,7 @@ class FileTokenSource final : public TokenSource {
 
   // "token file /path".
   std::string Describe() const override;
+  std::string FixWhenRejected() const override;
 
  private:
   // What identifies one version of the file without reading it.

@@ -100,4 +100,11 @@ std::string MintingTokenSource::Describe() const {
          std::to_string(lifespan_.count()) + " s)";
 }
 
+std::string MintingTokenSource::FixWhenRejected() const {
+  return "check that " + key_path_.string() +
+         " is slurmctld's JWT key (AuthAltParameters=jwt_key=... in slurm.conf) and that "
+         "slurmctld knows user " +
+         user_;
+}
+
 }  // namespace slurmfleet::auth

@@ -44,6 +44,7 @@ class MintingTokenSource final : public TokenSource {
 
   // "minted for ci from /etc/slurm/jwt_hs256.key (lifespan 3600 s)".
   std::string Describe() const override;
+  std::string FixWhenRejected() const override;
 
   // max(lifespan / 5, 30 s).
   std::chrono::seconds RenewBefore() const;

@@ -34,6 +34,11 @@ class TokenSource {
   // "token file /etc/slurmfleet/jwt", "environment SLURM_JWT", "minted for ci from
   // /etc/slurm/jwt_hs256.key".
   virtual std::string Describe() const = 0;
+
+  // What to do when Slurm rejects this source's token, for the end of the message that says so:
+  // "write a fresh token into /etc/slurmfleet/jwt (scontrol token)". Refreshing cannot help a
+  // minted token: its key is not slurmctld's.
+  virtual std::string FixWhenRejected() const { return "refresh it"; }
 };
 
 }  // namespace slurmfleet::auth

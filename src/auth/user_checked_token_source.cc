@@ -31,4 +31,6 @@ void UserCheckedTokenSource::Invalidate() { tokens_->Invalidate(); }
 
 std::string UserCheckedTokenSource::Describe() const { return tokens_->Describe(); }
 
+std::string UserCheckedTokenSource::FixWhenRejected() const { return tokens_->FixWhenRejected(); }
+
 }  // namespace slurmfleet::auth

@@ -32,6 +32,7 @@ class UserCheckedTokenSource final : public TokenSource {
   Result<Token> Get() override;
   void Invalidate() override;
   std::string Describe() const override;
+  std::string FixWhenRejected() const override;
 
  private:
   const std::unique_ptr<TokenSource> tokens_;

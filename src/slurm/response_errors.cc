@@ -58,7 +58,7 @@ std::string DescribeAll(const std::vector<SlurmMessage>& ms) {
 }
 
 Error ErrorForStatus(long status, const std::string& body, bool idempotent,
-                     const std::string& where) {
+                     const std::string& where, const std::string& fix_when_rejected) {
   nlohmann::json parsed = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
   std::vector<SlurmMessage> errors = ErrorsOf(parsed);
   std::string slurm_says = DescribeAll(errors);
@@ -75,9 +75,10 @@ Error ErrorForStatus(long status, const std::string& body, bool idempotent,
   for (const SlurmMessage& m : errors) auth_error = auth_error || m.error_number == kSlurmAuthError;
   if (auth_error) {
     return {Code::kAuth,
-            with(status == 401 ? "slurmrestd requires a token (HTTP 401)"
-                               : "slurmrestd rejected the token (HTTP " + std::to_string(status) +
-                                     "): it is bad, expired, or for another user; refresh it"),
+            with(status == 401
+                     ? "slurmrestd requires a token (HTTP 401)"
+                     : "slurmrestd rejected the token (HTTP " + std::to_string(status) +
+                           "): it is bad, expired, or for another user; " + fix_when_rejected),
             where};
   }
   if (status == 404) {

@@ -27,8 +27,9 @@ std::string DescribeAll(const std::vector<SlurmMessage>& ms);
 
 // The Error for a non-2xx answer. `idempotent` decides whether a 5xx is kUnavailable (safe to
 // retry) or kUnknownOutcome (a POST may have taken effect).
+// `fix_when_rejected` ends the message of a rejected token (TokenSource::FixWhenRejected).
 Error ErrorForStatus(long status, const std::string& body, bool idempotent,
-                     const std::string& where);
+                     const std::string& where, const std::string& fix_when_rejected = "refresh it");
 
 // Slurm's "Protocol authentication error" (bad, expired or mismatched token).
 inline constexpr int kSlurmAuthError = 1007;

@@ -128,7 +128,7 @@ Result<HttpResponse> RestClient::Exchange(const std::string& method, const std::
       return std::unexpected(e);
     }
     if (r->status >= 200 && r->status < 300) return r;
-    Error e = ErrorForStatus(r->status, r->body, retry_ok, where);
+    Error e = ErrorForStatus(r->status, r->body, retry_ok, where, tokens_.FixWhenRejected());
     if (e.code == Code::kAuth && !reauthed) {
       // the file may have been refreshed or the minted token expired: one more try, fresh token
       tokens_.Invalidate();
@@ -188,8 +188,8 @@ Result<nlohmann::json> RestClient::Call(const std::string& method, const std::st
     if (!parsed) return parsed;
     if (AuthRejected(ErrorsOf(*parsed))) {
       if (reauthed)
-        return std::unexpected(
-            ErrorForStatus(511, r->body, idempotent == Idempotent::kYes, method + " " + path));
+        return std::unexpected(ErrorForStatus(511, r->body, idempotent == Idempotent::kYes,
+                                              method + " " + path, tokens_.FixWhenRejected()));
       tokens_.Invalidate();
       reauthed = true;
       continue;
@@ -300,7 +300,7 @@ Result<PingReport> RestClient::Ping() {
       tokens_.Invalidate();
       return Fail(Code::kAuth,
                   "slurmctld rejected the token (" + status +
-                      "): it is bad, expired, or for another user; refresh it",
+                      "): it is bad, expired, or for another user; " + tokens_.FixWhenRejected(),
                   where);
     }
     Result<nlohmann::json> probe =
@@ -424,7 +424,8 @@ Result<SubmitReceipt> RestClient::SubmitAnswer(Result<HttpResponse>& r, const st
   const std::string where = "POST " + path;
   if (!r) return std::unexpected(r.error());
   if (r->status < 200 || r->status >= 300) {
-    return std::unexpected(ErrorForStatus(r->status, r->body, /*idempotent=*/false, where));
+    return std::unexpected(
+        ErrorForStatus(r->status, r->body, /*idempotent=*/false, where, tokens_.FixWhenRejected()));
   }
   Result<JobSubmitAnswer> answer = decoder.Decode(r->body);
   if (!answer) {
@@ -433,7 +434,8 @@ Result<SubmitReceipt> RestClient::SubmitAnswer(Result<HttpResponse>& r, const st
     answer = SubmitAnswerOf(*parsed);
   }
   if (AuthRejected(answer->errors)) {
-    return std::unexpected(ErrorForStatus(511, r->body, /*idempotent=*/false, where));
+    return std::unexpected(
+        ErrorForStatus(511, r->body, /*idempotent=*/false, where, tokens_.FixWhenRejected()));
   }
   return ReceiptFrom(*answer, path);
 }

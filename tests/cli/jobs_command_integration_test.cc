@@ -150,5 +150,21 @@ TEST_F(JobsCommandIntegrationTest, AMisspeltOrForbiddenFieldIsRefusedBeforeSubmi
   }
 }
 
+// A key that is not slurmctld's cannot be fixed by refreshing: the message says what to check.
+TEST_F(JobsCommandIntegrationTest, ATokenMintedFromAWrongKeyNamesTheKeyNotARefresh) {
+  const std::filesystem::path key = dir_ / "wrong.key";
+  std::ofstream(key) << std::string(32, 'x');
+  std::filesystem::permissions(key, std::filesystem::perms::owner_read);
+  CommandRun ran = RunCommand(std::string(SLURMFLEET_BINARY) + " jobs list --url " + testbed_.url +
+                              " --api-version " + testbed_.api_version + " --user " +
+                              testbed_.user + " --jwt-key " + key.string() + " 2>&1");
+  EXPECT_EQ(ran.exit_code, 4) << ran.out;
+  EXPECT_NE(ran.out.find("check that " + key.string() +
+                         " is slurmctld's JWT key (AuthAltParameters=jwt_key=... in slurm.conf)"),
+            std::string::npos)
+      << ran.out;
+  EXPECT_EQ(ran.out.find("refresh it"), std::string::npos) << ran.out;
+}
+
 }  // namespace
 }  // namespace slurmfleet
