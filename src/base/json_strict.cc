@@ -5,11 +5,14 @@
 #include <set>
 #include <vector>
 
+#include "base/utf8.h"
+
 namespace slurmfleet {
 namespace {
 
 std::string Escaped(std::string_view key) {
   std::string out;
+  // Cut at 200 bytes, maybe inside a character: RepairUtf8 makes the rest of it U+FFFD.
   for (char c : key.substr(0, 200)) {
     const auto u = static_cast<unsigned char>(c);
     if (u < 0x20 || u == 0x7f) {
@@ -18,7 +21,7 @@ std::string Escaped(std::string_view key) {
       out += c;
     }
   }
-  return out;
+  return RepairUtf8(out);
 }
 
 // Thrown from the parser's callback to stop at the first key given twice.

@@ -444,9 +444,9 @@ void Engine::FullTrack(PassStats& stats, int64_t poll_started) {
   slurm::JobFilter ours{TagPrefix(options_.instance), {}};
   // slurmctld answers "no change" by its own clock: after a fail-over to a controller whose
   // clock is behind, or a clock stepped back, it says so while jobs change. A list that is to
-  // prove a job absent (an unknown submit outcome) or lost (a tracked job the last list lacked)
-  // is therefore asked for whole.
-  bool whole = false;
+  // prove a job absent (an unknown submit outcome) or lost (a tracked job the last list lacked,
+  // or that jobs/state or its own GET no longer found) is therefore asked for whole.
+  bool whole = full_list_wanted_;  // a job vanished from jobs/state or its own GET
   for (const store::Submission& s : active_) {
     if (s.phase == Phase::kSubmitting) whole = true;
     if (!s.job_id) continue;
@@ -694,6 +694,14 @@ void Engine::TakeList(const slurm::JobsSnapshot& snapshot) {
   for (const auto& [id, place] : by_id) known_ids_.push_back(id);
 }
 
+// Whether `listed`, under `s`'s job id, is another job: its SLUID differs, and it does not carry
+// `s`'s tag (should the SLUIDs ever be read differently, our own job is still ours).
+bool Engine::IsAnotherJob(const store::Submission& s, const slurm::JobInfo& listed) const {
+  if (s.sluid.empty() || listed.sluid.empty() || listed.sluid == s.sluid) return false;
+  std::optional<JobTagView> tag = ParseTagView(listed.comment);
+  return !tag || tag->instance != options_.instance || tag->key != s.key;
+}
+
 void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_t poll_started) {
   // (job id, place in the list), sorted by id, searched by halves: built for every job listed
   const std::vector<std::pair<uint32_t, uint32_t>>& by_id = scratch_.by_id;
@@ -752,8 +760,8 @@ void Engine::Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_
     if (snapshot.changed) {
       auto it =
           std::lower_bound(by_id.begin(), by_id.end(), std::pair<uint32_t, uint32_t>{*s.job_id, 0});
-      if (it != by_id.end() && it->first == *s.job_id && !s.sluid.empty() &&
-          !snapshot.jobs[it->second].sluid.empty() && snapshot.jobs[it->second].sluid != s.sluid) {
+      if (it != by_id.end() && it->first == *s.job_id &&
+          IsAnotherJob(s, snapshot.jobs[it->second])) {
         // The id now names another job: slurmctld lost its state and numbers jobs afresh. Ours
         // is gone, and what is done to this id must never reach the other job.
         s.phase = Phase::kLost;
@@ -1256,8 +1264,12 @@ void Engine::Run() {
     wake_.wait_for(lock, interval, [this] { return woken_ || stop_.load(); });
     woken_ = false;
   }
-  // Outcomes of a SubmitNow that no pass recorded leave their marks' times as the only ones
-  // stored, earlier than their POSTs: the next engine must then count absences from its start.
+  // The outcomes of a wave the provisioner sent since the last pass are recorded (store writes
+  // only). One that arrives after this leaves its mark's time as the only one stored, earlier
+  // than its POST: the next engine must then count absences from its own start.
+  TakeInbox();
+  PassStats last;
+  RecordSentNow(last);
   {
     std::lock_guard lock(inbox_mu_);
     if (!sent_now_.empty()) return;

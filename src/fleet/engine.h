@@ -200,6 +200,7 @@ class Engine {
     bool observed = false;  // a submission was observed from this text and left in `phase`
     store::Phase phase{};
   };
+  bool IsAnotherJob(const store::Submission& s, const slurm::JobInfo& listed) const;
   void Track(PassStats& stats, const slurm::JobsSnapshot& snapshot, int64_t poll_started);
   // Takes a changed list's jobs in: rebuilds tagged_ and known_ids_, and fills scratch_.listed
   // and scratch_.by_id.

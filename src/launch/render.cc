@@ -65,11 +65,11 @@ constexpr std::string_view kTraps =
 std::string PrivateDirectory(const ResolvedTemplate& t, const LaunchContext& c) {
   const std::string& workdir = *t.job.current_working_directory;
   std::string s;
-  s += "workdir=" + Q(workdir) + "\n";
-  s += "agent_dir=" + Q(workdir + "/agents/" + c.agent_name) + "\n";
-  s += "secret_file=\"$agent_dir/secret\"\n";
-  s += "# The cleanup removes $agent_dir: a setup script must not point it elsewhere.\n";
-  s += "readonly workdir agent_dir secret_file\n";
+  s += "slurmfleet_workdir=" + Q(workdir) + "\n";
+  s += "slurmfleet_agent_dir=" + Q(workdir + "/agents/" + c.agent_name) + "\n";
+  s += "slurmfleet_secret_file=\"$slurmfleet_agent_dir/secret\"\n";
+  s += "# The cleanup removes $slurmfleet_agent_dir: a setup script cannot point it elsewhere.\n";
+  s += "readonly slurmfleet_workdir slurmfleet_agent_dir slurmfleet_secret_file\n";
   if (t.download_jar) s += "jar_tmp=\n";
   s += "\n";
   s += "# The agent's private directory: remoteFS and remoting -workDir, so two agents on one "
@@ -77,21 +77,22 @@ std::string PrivateDirectory(const ResolvedTemplate& t, const LaunchContext& c) 
   s += "# never share a workspace. It is removed when the job ends, however it ends.\n";
   s += "job_umask=\"$(umask)\"\n";
   s += "umask 077\n";
-  s += "mkdir -p -- \"$workdir/agents\"\n";
-  s += "if [ -L \"$workdir/agents\" ] || [ ! -O \"$workdir/agents\" ]; then\n";
-  s += "  echo \"slurmfleet: $workdir/agents must be a directory owned by $USER\" >&2\n";
+  s += "mkdir -p -- \"$slurmfleet_workdir/agents\"\n";
+  s +=
+      "if [ -L \"$slurmfleet_workdir/agents\" ] || [ ! -O \"$slurmfleet_workdir/agents\" ]; then\n";
+  s += "  echo \"slurmfleet: $slurmfleet_workdir/agents must be a directory owned by $USER\" >&2\n";
   s += "  exit 1\n";
   s += "fi\n";
-  s += "mkdir -m 0700 -- \"$agent_dir\"\n";
+  s += "mkdir -m 0700 -- \"$slurmfleet_agent_dir\"\n";
   s += "slurmfleet_cleanup() {\n";
-  s += "  rm -rf -- \"$agent_dir\"\n";
+  s += "  rm -rf -- \"$slurmfleet_agent_dir\"\n";
   if (t.download_jar) s += "  if [ -n \"$jar_tmp\" ]; then rm -f -- \"$jar_tmp\"; fi\n";
   s += "}\n";
   s += kTraps;
   s += "\n";
   s += "# The secret goes from the environment into a 0600 file, never onto a command line where\n";
   s += "# anyone on the node could read it; builds do not inherit it.\n";
-  s += "printf '%s\\n' \"$JENKINS_SECRET\" > \"$secret_file\"\n";
+  s += "printf '%s\\n' \"$JENKINS_SECRET\" > \"$slurmfleet_secret_file\"\n";
   s += "unset JENKINS_SECRET\n";
   s += "# Builds create files as the job would without us (shared caches, published artifacts).\n";
   s += "umask \"$job_umask\"\n\n";
@@ -104,7 +105,7 @@ std::string DownloadJar() {
        "directory:\n";
   s += "# fetched when missing or older than the controller's, into a temporary file that is\n";
   s += "# checked and then renamed into place, so a concurrent agent never sees half a jar.\n";
-  s += "agent_jar=\"$workdir/agent.jar\"\n";
+  s += "agent_jar=\"$slurmfleet_workdir/agent.jar\"\n";
   s += "jar_tmp=\"$(mktemp -- \"$agent_jar.XXXXXX\")\"\n";
   s += "time_cond=()\n";
   s += "if [ -s \"$agent_jar\" ]; then\n";
@@ -181,8 +182,9 @@ std::string NativeScript(const ResolvedTemplate& t, const LaunchContext& c) {
   }
   s += kAgentStep;
   s += "  \"$java_cmd\" -jar " + jar + " \\\n";
-  s += "  -url \"$JENKINS_URL\" -name \"$JENKINS_AGENT_NAME\" -secret \"@$secret_file\" \\\n";
-  s += "  -webSocket -workDir \"$agent_dir\" " + NoReconnect(t) + "\n";
+  s += "  -url \"$JENKINS_URL\" -name \"$JENKINS_AGENT_NAME\" -secret \"@$slurmfleet_secret_file\" "
+       "\\\n";
+  s += "  -webSocket -workDir \"$slurmfleet_agent_dir\" " + NoReconnect(t) + "\n";
   return s;
 }
 
@@ -193,15 +195,16 @@ std::string ApptainerScript(const ResolvedTemplate& t, const LaunchContext& c) {
   for (const std::string& bind : t.apptainer.binds.value_or(std::vector<std::string>{})) {
     exec += " --bind " + Q(bind);
   }
-  exec += " --bind \"$agent_dir\" " + Q(*t.apptainer.image);
+  exec += " --bind \"$slurmfleet_agent_dir\" " + Q(*t.apptainer.image);
   s += JavaVersionCheck(
       {Q(*t.apptainer.java_path), JavaSite::kApptainer, Q(*t.apptainer.image), exec},
       c.minimum_java);
   s += kAgentStep;
   s += "  " + exec + " \\\n";
   s += "  " + Q(*t.apptainer.java_path) + " -jar " + Q(*t.apptainer.jar_path) + " \\\n";
-  s += "  -url \"$JENKINS_URL\" -name \"$JENKINS_AGENT_NAME\" -secret \"@$secret_file\" \\\n";
-  s += "  -webSocket -workDir \"$agent_dir\" " + NoReconnect(t) + "\n";
+  s += "  -url \"$JENKINS_URL\" -name \"$JENKINS_AGENT_NAME\" -secret \"@$slurmfleet_secret_file\" "
+       "\\\n";
+  s += "  -webSocket -workDir \"$slurmfleet_agent_dir\" " + NoReconnect(t) + "\n";
   return s;
 }
 

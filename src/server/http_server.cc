@@ -261,7 +261,8 @@ std::expected<json, ApiError> ParseBody(const std::string& body) {
 
 // The owner goes into events, the daemon's log and every listing: a name, not a document.
 std::optional<ApiError> CheckOwner(std::string_view owner) {
-  constexpr size_t kMaxOwnerLength = 200;
+  // Long enough for a Jenkins job's full name and build number (the pipeline library's owner).
+  constexpr size_t kMaxOwnerLength = 1024;
   const bool control = std::any_of(owner.begin(), owner.end(), [](char c) {
     return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
   });
@@ -269,7 +270,7 @@ std::optional<ApiError> CheckOwner(std::string_view owner) {
   return ApiError{400,
                   "invalid_input",
                   "must be at most " + std::to_string(kMaxOwnerLength) +
-                      " characters without control characters (a user or build name)",
+                      " bytes without control characters (a user or build name)",
                   "owner",
                   {}};
 }
@@ -603,7 +604,7 @@ void ApiServer::Impl::Serve(const Route& route, const httplib::Request& req,
       }
     }
     // Before the parameters: httplib reads a form body's fields into them.
-    if (!req.body.empty() && !IsJsonContentType(req)) {
+    if ((!req.body.empty() || !req.files.empty()) && !IsJsonContentType(req)) {
       return Reject(415, "unsupported_media_type",
                     "send the body as Content-Type: application/json");
     }

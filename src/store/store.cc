@@ -127,13 +127,16 @@ Status CreateStateFile(const std::string& path) {
   if (fd.get() < 0) {
     return Fail(Code::kInternal, "cannot create state file: " + ErrnoText(errno), path);
   }
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) {
-    return Fail(Code::kInternal, "cannot read the state file's mode: " + ErrnoText(errno), path);
-  }
-  if ((st.st_mode & 077) == 0) return {};
   for (const std::string& file : {path, path + "-wal", path + "-shm"}) {
-    if (::chmod(file.c_str(), st.st_mode & 0700) != 0 && errno != ENOENT) {
+    struct stat st {};
+    const bool main = file == path;
+    if ((main ? ::fstat(fd.get(), &st) : ::stat(file.c_str(), &st)) != 0) {
+      if (!main && errno == ENOENT) continue;
+      return Fail(Code::kInternal, "cannot read the file's mode: " + ErrnoText(errno), file);
+    }
+    if ((st.st_mode & 077) == 0) continue;
+    const mode_t private_mode = st.st_mode & 0700;
+    if ((main ? ::fchmod(fd.get(), private_mode) : ::chmod(file.c_str(), private_mode)) != 0) {
       return Fail(Code::kInvalidInput,
                   "others than its owner may read it, and it holds job requests with agent "
                   "secrets; slurmfleet cannot make it private (" +

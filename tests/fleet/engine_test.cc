@@ -221,21 +221,14 @@ TEST_F(EngineTest, SubmitNowWritesTheCallersRecordWithTheMarkedIntentThenSendsIt
   for (const store::Event& e : *events) EXPECT_NE(e.type, "submitting");
 }
 
-TEST_F(EngineTest, AStopWithASubmitNowOutcomeUnrecordedIsNoCleanStop) {
+TEST_F(EngineTest, AStopRecordsTheOutcomesOfAWaveSentSinceTheLastPass) {
   engine_->Stop();
   std::vector<std::pair<store::Record*, std::optional<store::Event>>> none;
   ASSERT_TRUE(engine_->SubmitNow({{"now-2", "agent", "test", Request()}}, none));
-  engine_->Run();  // stopped already: no pass records the outcome
-  auto clean = store_->GetMeta("engine of cloud c1 stopped cleanly");
-  ASSERT_TRUE(clean);
-  EXPECT_EQ(*clean, "0");
-
-  engine_ = MakeEngine();
-  engine_->Tick();
+  engine_->Run();  // stopped already: no pass runs, but the outcome is recorded
   EXPECT_EQ(Get("now-2").phase, Phase::kPending);
-  engine_->Stop();
-  engine_->Run();
-  clean = store_->GetMeta("engine of cloud c1 stopped cleanly");
+  EXPECT_TRUE(Get("now-2").job_id);
+  auto clean = store_->GetMeta("engine of cloud c1 stopped cleanly");
   ASSERT_TRUE(clean);
   EXPECT_EQ(*clean, "1");
 }
@@ -459,14 +452,18 @@ TEST_F(EngineTest, ASlurmctldWhoseClockWentBackProvesNoJobAbsentOrLost) {
 }
 
 TEST_F(EngineTest, AnIdThatNowNamesAnotherJobIsNotFollowedNorCancelled) {
+  std::string ours = Add("run-12");
   std::string key = Add("run-11");
   Settle();
   ASSERT_EQ(Get(key).phase, Phase::kPending);
   ASSERT_FALSE(Get(key).sluid.empty());
+  ASSERT_FALSE(Get(ours).sluid.empty());
   const uint32_t id = *Get(key).job_id;
+  slurm_.ReuseId(*Get(ours).job_id, /*keep_tag=*/true);  // another SLUID, but our tag: ours
   slurm_.ReuseId(id);
   Advance(31s);
   ASSERT_TRUE(engine_->Tick().full_list);
+  EXPECT_EQ(Get(ours).phase, Phase::kPending);
   store::Submission s = Get(key);
   EXPECT_EQ(s.phase, Phase::kLost);
   EXPECT_NE(s.failure.find("its id now names another job"), std::string::npos) << s.failure;

@@ -130,11 +130,16 @@ class FakeSlurmClient final : public slurm::Client {
     jobs_.at(id).state_reason = std::move(reason);
     Touch();
   }
-  // slurmctld lost its state and gave `id` to another job of the same user, untagged.
-  void ReuseId(uint32_t id) {
+  // slurmctld lost its state and gave `id` to another job of the same user, untagged (or, with
+  // `keep_tag`, only the SLUID reads differently).
+  void ReuseId(uint32_t id, bool keep_tag = false) {
     std::lock_guard lock(mu_);
     slurm::JobInfo& job = jobs_.at(id);
     job.sluid = "s9" + job.sluid.substr(2);
+    if (keep_tag) {
+      Touch();
+      return;
+    }
     job.comment = "someone else's job";
     job.name = "other";
     job.state = slurm::ParseJobState({"RUNNING"});

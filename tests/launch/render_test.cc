@@ -349,9 +349,16 @@ TEST(RenderTest, ASetupScriptCannotMoveOrKeepTheCleanup) {
   EXPECT_EQ(trapped.status, 0) << trapped.output;
   EXPECT_FALSE(trapped.agent_dir_left) << trapped.output;
 
-  ScriptRun moved = RunNativeScript("agent_dir=/\n");
+  // the common names stay the setup script's own
+  ScriptRun own = RunNativeScript("workdir=/tmp\nagent_dir=/\n");
+  EXPECT_EQ(own.status, 0) << own.output;
+  EXPECT_EQ(own.agent_saw, "agent-secret-6f1d2e\n");
+  EXPECT_FALSE(own.agent_dir_left) << own.output;
+
+  ScriptRun moved = RunNativeScript("slurmfleet_agent_dir=/\n");
   EXPECT_NE(moved.status, 0);
-  EXPECT_NE(moved.output.find("agent_dir: readonly variable"), std::string::npos) << moved.output;
+  EXPECT_NE(moved.output.find("slurmfleet_agent_dir: readonly variable"), std::string::npos)
+      << moved.output;
   EXPECT_EQ(moved.agent_saw, "");
   EXPECT_FALSE(moved.agent_dir_left) << moved.output;
 }

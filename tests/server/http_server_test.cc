@@ -445,7 +445,7 @@ TEST_F(ApiServerTest, SubmitRejectsBadBodies) {
       // the owner goes into log lines and events
       {R"({"cloud": "alpha", "kind": "job", "job": {}, "owner": "eve\nreceived SIGTERM"})",
        "owner"},
-      {R"({"cloud": "alpha", "kind": "job", "job": {}, "owner": ")" + std::string(201, 'o') +
+      {R"({"cloud": "alpha", "kind": "job", "job": {}, "owner": ")" + std::string(1025, 'o') +
            R"("})",
        "owner"},
   };

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <string>
 #include <thread>
@@ -856,6 +857,12 @@ TEST_F(StoreTest, AStateFileOthersMayReadIsMadePrivate) {
   ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
   ASSERT_TRUE(OpenFile(path));
   EXPECT_EQ(ModeOf(path), 0600u);
+  // a -wal file others may read, beside a private database: each file is looked at
+  std::ofstream(path + "-wal").flush();
+  ASSERT_EQ(::chmod((path + "-wal").c_str(), 0644), 0);
+  auto store = OpenFile(path);  // SQLite removes the -wal file when the last store closes
+  ASSERT_TRUE(store);
+  EXPECT_EQ(ModeOf(path + "-wal"), 0600u);
 }
 
 TEST_F(StoreTest, SecondOpenInTheSameProcessConflicts) {

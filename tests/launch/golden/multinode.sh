@@ -8,24 +8,24 @@ USER="${USER:-$(id -un)}"
 HOME="${HOME:-$(getent passwd "$USER" | cut -d: -f6)}"
 export USER HOME
 
-workdir='/scratch/jenkins ci'
-agent_dir='/scratch/jenkins ci/agents/lab-multinode-1712345678901-7'
-secret_file="$agent_dir/secret"
-# The cleanup removes $agent_dir: a setup script must not point it elsewhere.
-readonly workdir agent_dir secret_file
+slurmfleet_workdir='/scratch/jenkins ci'
+slurmfleet_agent_dir='/scratch/jenkins ci/agents/lab-multinode-1712345678901-7'
+slurmfleet_secret_file="$slurmfleet_agent_dir/secret"
+# The cleanup removes $slurmfleet_agent_dir: a setup script cannot point it elsewhere.
+readonly slurmfleet_workdir slurmfleet_agent_dir slurmfleet_secret_file
 
 # The agent's private directory: remoteFS and remoting -workDir, so two agents on one node
 # never share a workspace. It is removed when the job ends, however it ends.
 job_umask="$(umask)"
 umask 077
-mkdir -p -- "$workdir/agents"
-if [ -L "$workdir/agents" ] || [ ! -O "$workdir/agents" ]; then
-  echo "slurmfleet: $workdir/agents must be a directory owned by $USER" >&2
+mkdir -p -- "$slurmfleet_workdir/agents"
+if [ -L "$slurmfleet_workdir/agents" ] || [ ! -O "$slurmfleet_workdir/agents" ]; then
+  echo "slurmfleet: $slurmfleet_workdir/agents must be a directory owned by $USER" >&2
   exit 1
 fi
-mkdir -m 0700 -- "$agent_dir"
+mkdir -m 0700 -- "$slurmfleet_agent_dir"
 slurmfleet_cleanup() {
-  rm -rf -- "$agent_dir"
+  rm -rf -- "$slurmfleet_agent_dir"
 }
 trap slurmfleet_cleanup EXIT
 trap 'exit 143' TERM
@@ -34,7 +34,7 @@ trap 'exit 129' HUP
 
 # The secret goes from the environment into a 0600 file, never onto a command line where
 # anyone on the node could read it; builds do not inherit it.
-printf '%s\n' "$JENKINS_SECRET" > "$secret_file"
+printf '%s\n' "$JENKINS_SECRET" > "$slurmfleet_secret_file"
 unset JENKINS_SECRET
 # Builds create files as the job would without us (shared caches, published artifacts).
 umask "$job_umask"
@@ -91,5 +91,5 @@ fi
 # One agent, on this node, in a step that overlaps the allocation: builds may use all of it.
 srun -N1 -n1 --overlap --nodelist="$SLURMD_NODENAME" \
   "$java_cmd" -jar /opt/jenkins/agent.jar \
-  -url "$JENKINS_URL" -name "$JENKINS_AGENT_NAME" -secret "@$secret_file" \
-  -webSocket -workDir "$agent_dir" -noReconnectAfter 10m
+  -url "$JENKINS_URL" -name "$JENKINS_AGENT_NAME" -secret "@$slurmfleet_secret_file" \
+  -webSocket -workDir "$slurmfleet_agent_dir" -noReconnectAfter 10m
