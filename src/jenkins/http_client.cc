@@ -109,10 +109,10 @@ Result<Secret> ReadToken(const std::filesystem::path& path, const std::string& u
                           "' into it (Jenkins: the user > Security > API Token > Add new Token)";
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
-    return Fail(Code::kInvalidInput,
-                "the API token file " + path.string() + " is a directory; name the file in it, or " +
-                    fix,
-                "api_token_file");
+    return Fail(
+        Code::kInvalidInput,
+        "the API token file " + path.string() + " is a directory; name the file in it, or " + fix,
+        "api_token_file");
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
